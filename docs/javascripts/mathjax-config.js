@@ -1,0 +1,19 @@
+// MathJax 4, served by this site. Fonts are loaded from our own copy of
+// @mathjax/mathjax-newcm-font instead of the CDN MathJax defaults to.
+(() => {
+  const vendor = new URL("../assets/vendor/", document.currentScript.src).href;
+  window.MathJax = {
+    loader: { paths: { fonts: vendor + "mathjax-fonts" } },
+    tex: {
+      inlineMath: [["\\(", "\\)"]],
+      displayMath: [["\\[", "\\]"]],
+      processEscapes: true,
+      processEnvironments: true,
+    },
+    options: {
+      // Only typeset what pymdownx.arithmatex marked as math.
+      ignoreHtmlClass: ".+",
+      processHtmlClass: "arithmatex",
+    },
+  };
+})();

@@ -1,0 +1,47 @@
+"""Copy browser assets installed by `npm ci` into docs/assets/vendor/ (git-ignored).
+
+The site serves MathJax, its font and Mermaid itself, so a reader's browser never calls a CDN.
+Versions come from package-lock.json; nothing here is committed.
+"""
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_MODULES = ROOT / "node_modules"
+VENDOR = ROOT / "docs" / "assets" / "vendor"
+
+# destination (under VENDOR) -> source (under node_modules); a directory is copied whole
+ASSETS: dict[str, str] = {
+    "mermaid/mermaid.min.js": "mermaid/dist/mermaid.min.js",
+    "mathjax": "mathjax",
+    # MathJax looks up fonts at <loader.paths.fonts>/mathjax-newcm-font/
+    "mathjax-fonts/mathjax-newcm-font/chtml.js": "@mathjax/mathjax-newcm-font/chtml.js",
+    "mathjax-fonts/mathjax-newcm-font/chtml": "@mathjax/mathjax-newcm-font/chtml",
+}
+# Node-only entry points and sources MathJax never loads in a browser.
+SKIP = shutil.ignore_patterns("node-main*", "*.cjs", "*.mjs", "*.md", "*.ts", "require.mjs")
+
+
+def copy_assets() -> list[Path]:
+    copied = []
+    for dest, src in ASSETS.items():
+        source = NODE_MODULES / src
+        if not source.exists():
+            sys.exit(f"vendor_assets: {source} is missing; run `npm ci` first (or `make assets`).")
+        target = VENDOR / dest
+        if target.exists():
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=SKIP)
+        else:
+            shutil.copy2(source, target)
+        copied.append(target)
+    return copied
+
+
+if __name__ == "__main__":
+    for path in copy_assets():
+        print(f"vendored {path.relative_to(ROOT)}")

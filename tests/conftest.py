@@ -1,0 +1,69 @@
+"""Shared fixtures: the repository layout and one strict build of the real site per test session."""
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+MKDOCS = [sys.executable, "-m", "mkdocs"]
+TRANSLATION_SUFFIX = ".en.md"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    returncode: int
+    output: str  # stdout + stderr
+    site: Path
+
+
+def run_mkdocs_build(config: Path, site_dir: Path) -> BuildResult:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run(
+        [*MKDOCS, "build", "--strict", "--config-file", str(config), "--site-dir", str(site_dir)],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return BuildResult(proc.returncode, proc.stdout + proc.stderr, site_dir)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> BuildResult:
+    """A strict build of the real site into a temporary folder."""
+    result = run_mkdocs_build(ROOT / "mkdocs.yml", tmp_path_factory.mktemp("site"))
+    assert result.returncode == 0, f"strict build of the real site failed:\n{result.output}"
+    return result
+
+
+def _pages() -> list[Path]:
+    """Source pages (include fragments such as docs/includes/ are not pages)."""
+    return sorted(p for p in DOCS.rglob("*.md") if "includes" not in p.relative_to(DOCS).parts)
+
+
+def chinese_pages() -> list[Path]:
+    return [p for p in _pages() if not p.name.endswith(TRANSLATION_SUFFIX)]
+
+
+def english_pages() -> list[Path]:
+    return [p for p in _pages() if p.name.endswith(TRANSLATION_SUFFIX)]
+
+
+def english_sibling(page: Path) -> Path:
+    return page.with_name(page.name.removesuffix(".md") + TRANSLATION_SUFFIX)
+
+
+def built_html(site: Path, page: Path, lang: str) -> Path:
+    """Where a source page lands in the built site (use_directory_urls)."""
+    rel = page.relative_to(DOCS).with_suffix("")
+    if rel.name.endswith(".en"):
+        rel = rel.with_name(rel.name.removesuffix(".en"))
+    parts = [] if rel.name == "index" else [rel.name]
+    base = site / "en" if lang == "en" else site
+    return base.joinpath(*rel.parent.parts, *parts, "index.html")

@@ -1,0 +1,112 @@
+"""A broken page must fail the strict build, and the error must name the file.
+
+Each test builds a small fixture site that uses the real site's plugins and hooks.
+"""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_mkdocs_build
+
+HOOKS = ROOT / "scripts" / "hooks"
+
+
+def make_site(
+    tmp_path: Path, pages: dict[str, str], snippets: dict[str, str] | None = None
+) -> Path:
+    (tmp_path / "docs" / "includes").mkdir(parents=True)
+    for lang in ("zh", "en"):
+        (tmp_path / "docs" / "includes" / f"abbreviations.{lang}.md").write_text(
+            "", encoding="utf-8"
+        )
+    for name, text in pages.items():
+        path = tmp_path / "docs" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    (tmp_path / "snippets").mkdir()
+    for name, text in (snippets or {}).items():
+        path = tmp_path / "snippets" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(
+        textwrap.dedent(f"""\
+            site_name: fixture
+            exclude_docs: includes/
+            theme: {{name: material, language: zh, font: false}}
+            plugins:
+              - i18n:
+                  docs_structure: suffix
+                  fallback_to_default: false
+                  languages:
+                    - {{locale: zh, name: 中文, default: true}}
+                    - {{locale: en, name: English}}
+              - markdown-exec:
+                  languages: [python]
+            hooks:
+              - {HOOKS / "i18n_pairs.py"}
+              - {HOOKS / "abbreviations.py"}
+              - {HOOKS / "values.py"}
+              - {HOOKS / "exec_errors.py"}
+            markdown_extensions:
+              - pymdownx.snippets:
+                  base_path: [{tmp_path / "snippets"}]
+                  check_paths: true
+              - pymdownx.superfences
+            """),
+        encoding="utf-8",
+    )
+    return config
+
+
+def page_pair(body: str) -> dict[str, str]:
+    return {
+        "index.md": "# 首页\n",
+        "index.en.md": "# Home\n",
+        "lesson.md": body,
+        "lesson.en.md": body,
+    }
+
+
+def test_the_fixture_site_builds_when_nothing_is_broken(tmp_path):
+    body = '# L\n\n```python exec="on" result="text" id="ok-block"\nprint(6 * 7)\n```\n'
+    result = run_mkdocs_build(make_site(tmp_path, page_pair(body)), tmp_path / "site")
+    assert result.returncode == 0, result.output
+    assert "42" in (tmp_path / "site" / "en" / "lesson" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_raising_executed_block_fails_the_build_and_names_the_page(tmp_path):
+    body = '# L\n\n```python exec="on" id="broken-block"\nraise RuntimeError("boom")\n```\n'
+    result = run_mkdocs_build(make_site(tmp_path, page_pair(body)), tmp_path / "site")
+    assert result.returncode != 0
+    assert "lesson.md" in result.output, result.output
+    assert "boom" in result.output and "broken-block" in result.output
+
+
+def test_a_missing_snippet_fails_the_build_and_names_the_file(tmp_path):
+    body = '# L\n\n```python\n--8<-- "nowhere/missing.py"\n```\n'
+    result = run_mkdocs_build(make_site(tmp_path, page_pair(body)), tmp_path / "site")
+    assert result.returncode != 0
+    assert "nowhere/missing.py" in result.output, result.output
+
+
+@pytest.mark.parametrize("removed", ["lesson.en.md", "lesson.md"])
+def test_a_missing_translation_fails_the_build_and_names_the_file(tmp_path, removed):
+    pages = page_pair("# L\n")
+    del pages[removed]
+    result = run_mkdocs_build(make_site(tmp_path, pages), tmp_path / "site")
+    assert result.returncode != 0
+    assert "Missing translations" in result.output and removed in result.output, result.output
+
+
+def test_an_unknown_value_reference_fails_the_build_naming_page_and_name(tmp_path):
+    snippets = {
+        "demo/__init__.py": "",
+        "demo/values.py": "def values():\n    return {'answer': '42'}\n",
+    }
+    body = "# L\n\nKnown {{ demo.answer }}, unknown {{ demo.nonexistent }}.\n"
+    result = run_mkdocs_build(make_site(tmp_path, page_pair(body), snippets), tmp_path / "site")
+    assert result.returncode != 0
+    assert "lesson.md" in result.output and "demo.nonexistent" in result.output, result.output
