@@ -1,4 +1,4 @@
-"""Shared specifications for every lesson: GPU specifications (and, later, model configurations)."""
+"""Shared specifications for every lesson: GPUs (gpus.toml) and models (models/*.json)."""
 
 import tomllib
 from dataclasses import dataclass

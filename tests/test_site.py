@@ -1,0 +1,158 @@
+"""The real site: strict build, both languages, executed output, diagrams, math, no other host."""
+
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from conftest import DOCS, ROOT, built_html, chinese_pages, english_pages, english_sibling
+
+LESSONS = sorted(p for p in chinese_pages() if p.parent != DOCS and p.parent.name not in {"adr"})
+
+
+def executed_output(script: Path) -> str:
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    return proc.stdout
+
+
+def visible_text(html: str) -> str:
+    text = re.sub(r"<[^>]+>", "", html)
+    for entity, char in {
+        "&gt;": ">",
+        "&lt;": "<",
+        "&amp;": "&",
+        "&quot;": '"',
+        "&#39;": "'",
+    }.items():
+        text = text.replace(entity, char)
+    return text
+
+
+def test_every_chinese_page_has_an_english_sibling_and_vice_versa():
+    missing = [str(english_sibling(p).relative_to(ROOT)) for p in chinese_pages()]
+    missing = [m for m in missing if not (ROOT / m).exists()]
+    orphans = [
+        str(p.relative_to(ROOT))
+        for p in english_pages()
+        if not p.with_name(p.name.removesuffix(".en.md") + ".md").exists()
+    ]
+    assert not missing, f"pages without an English version: {missing}"
+    assert not orphans, f"English pages without a Chinese version: {orphans}"
+
+
+def test_strict_build_of_the_real_site_succeeds(built_site):
+    assert "WARNING" not in built_site.output, built_site.output
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_page_is_built_in_both_languages(built_site, lang):
+    for page in chinese_pages():
+        html = built_html(built_site.site, page, lang)
+        assert html.is_file(), f"{page.relative_to(ROOT)} was not built for '{lang}' at {html}"
+        assert f'<html lang="{lang}"' in html.read_text(encoding="utf-8")
+
+
+def test_there_is_at_least_one_lesson():
+    assert LESSONS, "no lesson pages found under docs/<part>/"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("page", LESSONS, ids=lambda p: p.stem)
+def test_lesson_has_executed_output_mermaid_and_math(built_site, page, lang):
+    html = built_html(built_site.site, page, lang).read_text(encoding="utf-8")
+    slug = page.stem
+    scripts = sorted((ROOT / "snippets" / slug).glob("*.py"))
+    included = [s for s in scripts if f'--8<-- "{slug}/{s.name}"' in page.read_text("utf-8")]
+    assert included, f"{page.name} includes no snippet from snippets/{slug}/"
+    text = visible_text(html)
+    for script in included:
+        for line in executed_output(script).splitlines():
+            assert line in text, (
+                f"{page.name} [{lang}]: output line of {script.name} missing: {line!r}"
+            )
+    assert '<pre class="mermaid">' in html, f"{page.name} [{lang}] has no Mermaid diagram"
+    assert re.search(r'<div class="arithmatex">\\\[', html), (
+        f"{page.name} [{lang}] has no display math"
+    )
+    assert "{{" not in text, f"{page.name} [{lang}] has an unfilled value reference"
+
+
+def test_language_switcher_points_to_the_counterpart_page(built_site):
+    for page in LESSONS:
+        zh = built_html(built_site.site, page, "zh").read_text(encoding="utf-8")
+        en = built_html(built_site.site, page, "en").read_text(encoding="utf-8")
+        url = page.relative_to(DOCS).with_suffix("").as_posix() + "/"
+        assert re.search(rf'href="[^"]*/en/{re.escape(url)}"[^>]*hreflang="en"', zh), page.name
+        assert re.search(rf'href="[^"]*/{re.escape(url)}"[^>]*hreflang="zh"', en), page.name
+
+
+class _AssetRefs(HTMLParser):
+    """Collects src/href of scripts, stylesheets, fonts, images and other fetched resources."""
+
+    FETCHED_LINK_RELS: ClassVar[set[str]] = {
+        "stylesheet",
+        "preload",
+        "modulepreload",
+        "icon",
+        "manifest",
+        "prefetch",
+    }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in {"script", "img", "iframe", "source", "audio", "video", "embed"} and a.get("src"):
+            self.refs.append(a["src"])
+        if tag == "link" and set((a.get("rel") or "").split()) & self.FETCHED_LINK_RELS:
+            self.refs.append(a.get("href", ""))
+
+
+EXTERNAL = re.compile(r"^(?:https?:)?//", re.IGNORECASE)
+CSS_EXTERNAL = re.compile(r"(?:url\(\s*['\"]?|@import\s+['\"])((?:https?:)?//[^'\")\s]+)", re.I)
+
+
+def test_no_built_page_fetches_from_another_host(built_site):
+    offenders = []
+    for html in built_site.site.rglob("*.html"):
+        parser = _AssetRefs()
+        parser.feed(html.read_text(encoding="utf-8"))
+        offenders += [
+            f"{html.relative_to(built_site.site)}: {r}" for r in parser.refs if EXTERNAL.match(r)
+        ]
+        offenders += [
+            f"{html.relative_to(built_site.site)}: {m}"
+            for m in CSS_EXTERNAL.findall(html.read_text(encoding="utf-8"))
+        ]
+    for css in built_site.site.rglob("*.css"):
+        offenders += [
+            f"{css.relative_to(built_site.site)}: {m}"
+            for m in CSS_EXTERNAL.findall(css.read_text(encoding="utf-8", errors="replace"))
+        ]
+    assert not offenders, "resources from another host:\n" + "\n".join(offenders)
+
+
+def test_the_offline_scan_catches_an_external_script():
+    parser = _AssetRefs()
+    parser.feed(
+        '<script src="https://cdn.example.org/x.js"></script>'
+        '<link rel="stylesheet" href="//f.io/a.css">'
+    )
+    assert [r for r in parser.refs if EXTERNAL.match(r)] == [
+        "https://cdn.example.org/x.js",
+        "//f.io/a.css",
+    ]
+    assert CSS_EXTERNAL.findall("@font-face{src:url(https://fonts.example/x.woff2)}")
+
+
+def test_vendored_assets_are_served_by_the_site(built_site):
+    for asset in ["assets/vendor/mathjax/tex-mml-chtml.js", "assets/vendor/mermaid/mermaid.min.js"]:
+        assert (built_site.site / asset).is_file(), asset
+    fonts = built_site.site / "assets/vendor/mathjax-fonts/mathjax-newcm-font/chtml.js"
+    assert fonts.is_file(), "MathJax font package missing: MathJax would fetch it from a CDN"

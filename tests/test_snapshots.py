@@ -1,0 +1,36 @@
+"""Snapshot gate: every executed block, run the way the build runs it, against a committed snapshot.
+
+A change in output fails with a diff whose test id names the page and block.
+Accept intended changes with `make snapshots` (pytest --snapshot-update), then review the git diff.
+"""
+
+import pytest
+from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
+
+from conftest import DOCS, ROOT, chinese_pages
+from markdown_source import expand_snippets, read_page
+
+SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
+
+
+def executed_blocks():
+    # The Chinese page is the reference; the parity gate holds the English page to the same blocks.
+    for path in chinese_pages():
+        for block in read_page(path).executed_blocks:
+            page = path.relative_to(DOCS).as_posix()
+            yield pytest.param(path, block, id=f"{page}::{block.block_id or f'line{block.line}'}")
+
+
+BLOCKS = list(executed_blocks())
+
+
+def test_the_site_executes_at_least_one_block():
+    assert BLOCKS, "no executed block found in docs/: the discovery is broken"
+
+
+@pytest.mark.parametrize(("path", "block"), BLOCKS)
+def test_executed_output_matches_snapshot(path, block, snapshot, monkeypatch):
+    monkeypatch.chdir(ROOT)  # markdown-exec runs blocks in mkdocs' working directory
+    code = expand_snippets(block.body, SNIPPET_BASES)
+    output = _run_python(code, id=block.block_id)
+    assert output == snapshot
