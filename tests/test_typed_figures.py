@@ -1,0 +1,67 @@
+"""No computed figure is typed by hand: prose must not contain a value's text outside `{{ … }}`.
+
+If a page writes "164" where `{{ prefill_decode.ridge_4090 }}` exists, the figure would silently go
+stale when the code changes. Digits that only coincide with a value (a config fact that equals a
+computed figure) are listed in COINCIDENCES with the reason.
+"""
+
+import importlib
+import re
+
+import pytest
+
+from conftest import DOCS, ROOT, chinese_pages, english_sibling
+from markdown_source import INLINE_CODE, VALUE, read_page
+
+NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?%?(?![\w])")
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.DOTALL)
+LINK_TARGET = re.compile(r"\]\([^)]*\)|\{#[^}]*\}")
+
+# text: why the same digits may appear typed
+COINCIDENCES = {
+    "128": "config facts typed in derivations: head dimension d_h, AWQ group size",
+}
+
+
+def lesson_values() -> dict[str, dict[str, str]]:
+    found = {}
+    for values_py in sorted((ROOT / "snippets").glob("*/values.py")):
+        module = importlib.import_module(f"{values_py.parent.name}.values")
+        found[values_py.parent.name] = {k: str(v) for k, v in module.values().items()}
+    return found
+
+
+def typed_numbers(prose: list[str]) -> set[str]:
+    text = "\n".join(prose)
+    for pattern in (INLINE_CODE, VALUE, MATH, LINK_TARGET):
+        text = pattern.sub(" ", text)
+    return set(NUMBER.findall(text))
+
+
+def significant(value: str) -> bool:
+    """Figures worth guarding: with a decimal point, a percent sign, or at least three digits."""
+    return bool(re.fullmatch(r"[\d,.]+%?", value)) and (
+        "." in value or "%" in value or sum(c.isdigit() for c in value) >= 3
+    )
+
+
+PAGES = [p for p in chinese_pages() if p.parent != DOCS]
+PAGES += [english_sibling(p) for p in PAGES if english_sibling(p).exists()]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_prose_does_not_retype_a_computed_value(page):
+    values = lesson_values()
+    typed = typed_numbers(read_page(page).prose)
+    offenders = [
+        f"'{text}' (= {{{{ {lesson}.{name} }}}})"
+        for lesson, named in values.items()
+        for name, text in named.items()
+        if significant(text) and text in typed and text not in COINCIDENCES
+    ]
+    assert not offenders, f"{page.relative_to(ROOT)} types computed figures by hand: {offenders}"
+
+
+def test_the_check_finds_a_retyped_figure():
+    assert "164" in typed_numbers(["脊点约 164 FLOP/字节，见 `163.9` 与 {{ a.b }}"])
+    assert "163.9" not in typed_numbers(["code `163.9` is skipped"])
