@@ -48,7 +48,7 @@ test: build lint
 	$(BIN)/pytest
 
 snapshots: $(BIN)/.installed
-	$(BIN)/pytest tests/test_snapshots.py --snapshot-update
+	$(BIN)/pytest tests/test_snapshots.py --snapshot-update -q
 
 lock: $(BIN)/.installed
 	$(BIN)/pip install --quiet uv==0.13.8

@@ -4,6 +4,8 @@ A change in output fails with a diff whose test id names the page and block.
 Accept intended changes with `make snapshots` (pytest --snapshot-update), then review the git diff.
 """
 
+import importlib
+
 import pytest
 from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
@@ -33,4 +35,20 @@ def test_executed_output_matches_snapshot(path, block, snapshot, monkeypatch):
     monkeypatch.chdir(ROOT)  # markdown-exec runs blocks in mkdocs' working directory
     code = expand_snippets(block.body, SNIPPET_BASES)
     output = _run_python(code, id=block.block_id)
-    assert output == snapshot
+    assert output == snapshot, (
+        f"executed output changed: docs/{path.relative_to(DOCS)} block {block.block_id!r} "
+        "(run `make snapshots` if intended)"
+    )
+
+
+LESSONS_WITH_VALUES = sorted(p.parent.name for p in (ROOT / "snippets").glob("*/values.py"))
+
+
+@pytest.mark.parametrize("lesson", LESSONS_WITH_VALUES)
+def test_values_quoted_in_prose_match_snapshot(lesson, snapshot):
+    # A changed figure changes the prose around it too: make it a reviewed change.
+    values = importlib.import_module(f"{lesson}.values").values()
+    assert {k: str(v) for k, v in values.items()} == snapshot, (
+        f"figures quoted by docs/ pages via {{{{ {lesson}.… }}}} changed; "
+        "re-read the prose around them, then run `make snapshots`"
+    )
