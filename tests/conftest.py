@@ -55,8 +55,25 @@ def english_pages() -> list[Path]:
     return [p for p in _pages() if p.name.endswith(TRANSLATION_SUFFIX)]
 
 
+def _notebooks() -> list[Path]:
+    """Notebook pages (x.ipynb beside x.en.ipynb), outside dot folders (.ipynb_checkpoints)."""
+    notebooks = DOCS.rglob("*.ipynb")
+    return sorted(
+        p for p in notebooks if not any(s.startswith(".") for s in p.relative_to(DOCS).parts)
+    )
+
+
+def chinese_notebooks() -> list[Path]:
+    return [p for p in _notebooks() if not p.stem.endswith(".en")]
+
+
+def english_notebooks() -> list[Path]:
+    return [p for p in _notebooks() if p.stem.endswith(".en")]
+
+
 def english_sibling(page: Path) -> Path:
-    return page.with_name(page.name.removesuffix(".md") + TRANSLATION_SUFFIX)
+    """x.md -> x.en.md, x.ipynb -> x.en.ipynb."""
+    return page.with_name(f"{page.stem}.en{page.suffix}")
 
 
 def built_html(site: Path, page: Path, lang: str) -> Path:

@@ -3,6 +3,8 @@
 Each test builds a small fixture site that uses the real site's plugins and hooks.
 """
 
+import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -14,7 +16,11 @@ HOOKS = ROOT / "scripts" / "hooks"
 
 
 def make_site(
-    tmp_path: Path, pages: dict[str, str], snippets: dict[str, str] | None = None
+    tmp_path: Path,
+    pages: dict[str, str],
+    snippets: dict[str, str] | None = None,
+    *,
+    notebooks: bool = False,
 ) -> Path:
     (tmp_path / "docs" / "includes").mkdir(parents=True)
     for lang in ("zh", "en"):
@@ -31,8 +37,7 @@ def make_site(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     config = tmp_path / "mkdocs.yml"
-    config.write_text(
-        textwrap.dedent(f"""\
+    text = textwrap.dedent(f"""\
             site_name: fixture
             exclude_docs: includes/
             theme: {{name: material, language: zh, font: false}}
@@ -55,9 +60,15 @@ def make_site(
                   base_path: [{tmp_path / "snippets"}]
                   check_paths: true
               - pymdownx.superfences
-            """),
-        encoding="utf-8",
-    )
+            """)
+    if notebooks:
+        # mkdocs-jupyter as mkdocs.yml configures it, and the hook that keeps .ipynb pages
+        text = text.replace(
+            "hooks:\n",
+            "  - mkdocs-jupyter: {include: ['*.ipynb'], execute: true, allow_errors: false}\n"
+            f"hooks:\n  - {HOOKS / 'notebooks.py'}\n",
+        )
+    config.write_text(text, encoding="utf-8")
     return config
 
 
@@ -110,3 +121,64 @@ def test_an_unknown_value_reference_fails_the_build_naming_page_and_name(tmp_pat
     result = run_mkdocs_build(make_site(tmp_path, page_pair(body), snippets), tmp_path / "site")
     assert result.returncode != 0
     assert "lesson.md" in result.output and "demo.nonexistent" in result.output, result.output
+
+
+def notebook(*cells: tuple[str, str]) -> str:
+    """An .ipynb with (cell type, source) cells and no outputs."""
+    made = [
+        {"cell_type": kind, "id": f"c{i}", "metadata": {}, "source": source}
+        | ({"execution_count": None, "outputs": []} if kind == "code" else {})
+        for i, (kind, source) in enumerate(cells)
+    ]
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return json.dumps(
+        {"cells": made, "metadata": {"kernelspec": kernel}, "nbformat": 4, "nbformat_minor": 5}
+    )
+
+
+def notebook_pair(code: str) -> dict[str, str]:
+    return {
+        "index.md": "# 首页\n",
+        "index.en.md": "# Home\n",
+        "nb.ipynb": notebook(("markdown", "# 笔记本"), ("code", code)),
+        "nb.en.ipynb": notebook(("markdown", "# Notebook"), ("code", code)),
+    }
+
+
+def test_a_fixture_notebook_is_executed_and_rendered_in_both_languages(tmp_path):
+    config = make_site(tmp_path, notebook_pair("print(6 * 7)"), notebooks=True)
+    result = run_mkdocs_build(config, tmp_path / "site")
+    assert result.returncode == 0, result.output
+    for lang, title in (("", "笔记本"), ("en", "Notebook")):
+        html = (tmp_path / "site" / lang / "nb" / "index.html").read_text(encoding="utf-8")
+        assert "jp-Notebook" in html and title in html
+        assert '"cell_type"' not in html  # rendered, not the raw JSON
+        assert re.search(r"<pre>\s*42\s*</pre>", html), "the cell was not executed"
+
+
+def test_without_the_notebooks_hook_the_notebook_page_is_raw_json(tmp_path):
+    # Upstream ultrabug/mkdocs-static-i18n#198; if this starts failing, the hook may be obsolete.
+    config = make_site(tmp_path, notebook_pair("print(6 * 7)"), notebooks=True)
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace(f"  - {HOOKS / 'notebooks.py'}\n", ""), encoding="utf-8")
+    result = run_mkdocs_build(config, tmp_path / "site")
+    assert result.returncode == 0, result.output  # --strict does not notice
+    page = (tmp_path / "site" / "nb" / "index.html").read_text(encoding="utf-8")
+    assert '"cell_type"' in page and "jp-Notebook" not in page
+
+
+def test_a_notebook_with_a_failing_cell_fails_the_build_and_names_it(tmp_path):
+    code = 'raise RuntimeError("notebook boom")'
+    result = run_mkdocs_build(
+        make_site(tmp_path, notebook_pair(code), notebooks=True), tmp_path / "s"
+    )
+    assert result.returncode != 0
+    assert "nb.ipynb" in result.output and "notebook boom" in result.output, result.output
+
+
+def test_a_notebook_without_its_translation_fails_the_build(tmp_path):
+    pages = notebook_pair("print(1)")
+    del pages["nb.en.ipynb"]
+    result = run_mkdocs_build(make_site(tmp_path, pages, notebooks=True), tmp_path / "site")
+    assert result.returncode != 0
+    assert "Missing translations" in result.output and "nb.en.ipynb" in result.output

@@ -8,9 +8,21 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
-from conftest import DOCS, ROOT, built_html, chinese_pages, english_pages, english_sibling
+from conftest import (
+    DOCS,
+    ROOT,
+    built_html,
+    chinese_notebooks,
+    chinese_pages,
+    english_notebooks,
+    english_pages,
+    english_sibling,
+)
+from markdown_source import expand_snippets, read_page
 
+SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
 LESSONS = sorted(p for p in chinese_pages() if p.parent != DOCS and p.parent.name not in {"adr"})
 
 
@@ -32,13 +44,30 @@ def visible_text(html: str) -> str:
     return text
 
 
+def rendered_pieces(block) -> list[str]:
+    """What an executed block without `result=` must put on the page: its HTML as printed, or the
+    text of its printed Markdown (each table cell, each other line)."""
+    output = _run_python(expand_snippets(block.body, SNIPPET_BASES), id=block.block_id)
+    if block.options.get("html"):
+        return [output.strip()]
+    pieces = []
+    for line in filter(None, (line.strip() for line in output.splitlines())):
+        if not line.startswith("|"):
+            pieces.append(line)
+        elif not set(line) <= set("|-: "):  # a table row, not the |---| rule
+            pieces += [cell.strip() for cell in line.strip("|").split("|") if cell.strip()]
+    return pieces
+
+
 def test_every_chinese_page_has_an_english_sibling_and_vice_versa():
-    missing = [str(english_sibling(p).relative_to(ROOT)) for p in chinese_pages()]
+    chinese = chinese_pages() + chinese_notebooks()
+    missing = [str(english_sibling(p).relative_to(ROOT)) for p in chinese]
     missing = [m for m in missing if not (ROOT / m).exists()]
+    english = english_pages() + english_notebooks()
     orphans = [
         str(p.relative_to(ROOT))
-        for p in english_pages()
-        if not p.with_name(p.name.removesuffix(".en.md") + ".md").exists()
+        for p in english
+        if not p.with_name(p.stem.removesuffix(".en") + p.suffix).exists()
     ]
     assert not missing, f"pages without an English version: {missing}"
     assert not orphans, f"English pages without a Chinese version: {orphans}"
@@ -50,7 +79,7 @@ def test_strict_build_of_the_real_site_succeeds(built_site):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_page_is_built_in_both_languages(built_site, lang):
-    for page in chinese_pages():
+    for page in chinese_pages() + chinese_notebooks():
         html = built_html(built_site.site, page, lang)
         assert html.is_file(), f"{page.relative_to(ROOT)} was not built for '{lang}' at {html}"
         assert f'<html lang="{lang}"' in html.read_text(encoding="utf-8")
@@ -69,11 +98,18 @@ def test_lesson_has_executed_output_mermaid_and_math(built_site, page, lang):
     included = [s for s in scripts if f'--8<-- "{slug}/{s.name}"' in page.read_text("utf-8")]
     assert included, f"{page.name} includes no snippet from snippets/{slug}/"
     text = visible_text(html)
-    for script in included:
-        for line in executed_output(script).splitlines():
-            assert line in text, (
-                f"{page.name} [{lang}]: output line of {script.name} missing: {line!r}"
-            )
+    source = read_page(page if lang == "zh" else english_sibling(page))
+    for block in source.executed_blocks:
+        if "result" in block.options:  # printed text: running the file gives the reader the same
+            for script in (s for s in included if f'"{slug}/{s.name}"' in block.body):
+                for line in executed_output(script).splitlines():
+                    assert line in text, (
+                        f"{page.name} [{lang}]: output line of {script.name} missing: {line!r}"
+                    )
+        else:  # printed Markdown or HTML, rendered into the page: run the block as the build does
+            where = html if block.options.get("html") else text
+            missing = [piece for piece in rendered_pieces(block) if piece not in where]
+            assert not missing, f"{page.name} [{lang}] block {block.block_id}: missing {missing}"
     assert '<pre class="mermaid">' in html, f"{page.name} [{lang}] has no Mermaid diagram"
     assert re.search(r'<div class="arithmatex">\\\[', html), (
         f"{page.name} [{lang}] has no display math"

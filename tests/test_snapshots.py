@@ -9,18 +9,27 @@ import importlib
 import pytest
 from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
-from conftest import DOCS, ROOT, chinese_pages
+from conftest import DOCS, ROOT, chinese_pages, english_sibling
 from markdown_source import expand_snippets, read_page
 
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
 
 
 def executed_blocks():
-    # The Chinese page is the reference; the parity gate holds the English page to the same blocks.
+    # Chinese pages are the reference; the parity gate holds English pages to the same blocks,
+    # so an English block is snapshotted too only where its code differs (e.g. main("en")).
     for path in chinese_pages():
-        for block in read_page(path).executed_blocks:
-            page = path.relative_to(DOCS).as_posix()
-            yield pytest.param(path, block, id=f"{page}::{block.block_id or f'line{block.line}'}")
+        zh_blocks = read_page(path).executed_blocks
+        en_path = english_sibling(path)
+        en_blocks = read_page(en_path).executed_blocks if en_path.exists() else []
+        zh_code = {b.block_id: b.body for b in zh_blocks}
+        differing = [b for b in en_blocks if zh_code.get(b.block_id) != b.body]
+        for page_path, block in [
+            *((path, b) for b in zh_blocks),
+            *((en_path, b) for b in differing),
+        ]:
+            page = page_path.relative_to(DOCS).as_posix()
+            yield pytest.param(page_path, block, id=f"{page}::{block.block_id}")
 
 
 BLOCKS = list(executed_blocks())

@@ -40,6 +40,49 @@ def test_parameter_counts_round_to_the_model_card():
             assert f"{model.non_embedding_params / 1e9:.2f}B" == "6.53B"
 
 
+# A card figure that its own config does not reproduce: pinned here so that it stays visible.
+# Qwen2.5-72B-Instruct's card says 70.0B non-embedding; total minus embedding and lm_head is 70.2B.
+CARD_MISMATCHES = {("qwen2.5-72b-instruct", "non_embedding_params"): "70.2B"}
+# Qwen2.5-7B's card prints 7.61B for 7,615,616,512: truncated, where rounding gives 7.62B.
+CARD_TRUNCATES = {("qwen2.5-7b-instruct", "params"), ("qwen2.5-7b-instruct-awq", "params")}
+
+
+def billions_like(count: int, card: str, *, truncate: bool = False) -> str:
+    """`count` in billions, with as many decimals as the card figure `card` ("7.61B")."""
+    digits = len(card.removesuffix("B").partition(".")[2])
+    value = count / 1e9
+    if truncate:
+        value = int(value * 10**digits) / 10**digits
+    return f"{value:.{digits}f}B"
+
+
+@pytest.mark.parametrize("model", load_models().values(), ids=lambda m: m.key)
+def test_every_model_card_figure_is_the_exact_count_rounded(model):
+    assert model.model_card, f"{model.key}: put the model card's figures in its JSON (model_card)"
+    for field, card in model.model_card.items():
+        exact = getattr(model, field)  # params or non_embedding_params, derived from the config
+        rounded = billions_like(exact, card)
+        if (model.key, field) in CARD_MISMATCHES:
+            assert rounded == CARD_MISMATCHES[model.key, field] != card
+        elif (model.key, field) in CARD_TRUNCATES:
+            assert billions_like(exact, card, truncate=True) == card != rounded
+        else:
+            assert rounded == card, f"{model.key}.{field}: {exact:,} is {rounded}, card {card}"
+
+
+def test_llama31_8b_and_qwen25_72b_exact_counts_from_config():
+    llama = load_model("llama-3.1-8b-instruct")
+    # no biases anywhere; 8 KV heads of 128 dims: k and v are 4096 x 1024
+    per_layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096
+    assert llama.params == 32 * per_layer + 4096 + 2 * 128256 * 4096 == 8_030_261_248
+    q72 = load_model("qwen2.5-72b-instruct")
+    per_layer = (
+        (8192 * 8192 + 8192) + 2 * (8192 * 1024 + 1024) + 8192 * 8192 + 3 * 8192 * 29568 + 2 * 8192
+    )
+    assert q72.params == 80 * per_layer + 8192 + 2 * 152064 * 8192 == 72_706_203_648
+    assert llama.head_dim == q72.head_dim == 128
+
+
 def test_estimator_constants_agree_with_the_config():
     model = load_model("qwen2.5-7b-instruct")
     # The seed's N is the exact count truncated to millions; kappa is exact for BF16.

@@ -5,15 +5,16 @@
   window.MathJax = {
     loader: { paths: { fonts: vendor + "mathjax-fonts" } },
     tex: {
-      inlineMath: [["\\(", "\\)"]],
-      displayMath: [["\\[", "\\]"]],
+      // $…$ and $$…$$: nbconvert writes notebook math that way, whatever the notebook used.
+      inlineMath: [["\\(", "\\)"], ["$", "$"]],
+      displayMath: [["\\[", "\\]"], ["$$", "$$"]],
       processEscapes: true,
       processEnvironments: true,
     },
     options: {
-      // Only typeset what pymdownx.arithmatex marked as math.
+      // Only typeset what pymdownx.arithmatex marked as math, and notebook markdown (mkdocs-jupyter).
       ignoreHtmlClass: ".+",
-      processHtmlClass: "arithmatex",
+      processHtmlClass: "arithmatex|jp-RenderedMarkdown",
     },
   };
 })();

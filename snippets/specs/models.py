@@ -25,6 +25,7 @@ class ModelSpec:
     attention_qkv_bias: bool
     source: str
     quantization: dict | None = None
+    model_card: dict | None = None  # figures as the model card prints them, e.g. "7.61B"
 
     @property
     def head_dim(self) -> int:
@@ -84,6 +85,7 @@ def load_model(key: str) -> ModelSpec:
         attention_qkv_bias=data["attention_qkv_bias"],
         source=data["source"],
         quantization=data.get("quantization"),
+        model_card=data.get("model_card"),
     )
 
 

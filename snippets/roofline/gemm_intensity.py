@@ -1,0 +1,72 @@
+"""Arithmetic intensity of one linear layer as the number of tokens T it processes at once grows.
+
+y = x W with W of k x n: 2*T*k*n FLOPs; it reads W (k*n) and x (T*k) and writes y (T*n), b bytes
+each. T is the prompt length in prefill, or the batch size in decode. Change SHAPE or TOKENS and
+run it again: python snippets/roofline/gemm_intensity.py
+"""
+
+import math
+import sys
+from pathlib import Path
+
+if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from specs import load_gpus
+
+SHAPE = (3584, 18944)  # Qwen2.5-7B-Instruct up_proj: hidden x intermediate
+BYTES = 2  # BF16
+TOKENS = (1, 8, 32, 128, 512, 2048, 8192)
+GPU_KEY = "rtx_4090"
+
+
+def _check(k: int, n: int, b: float) -> None:
+    if min(k, n) < 1 or b <= 0:
+        raise ValueError(f"need k, n >= 1 and b > 0, got k={k}, n={n}, b={b}")
+
+
+def gemm_intensity(tokens: int, k: int, n: int, b: float = BYTES) -> float:
+    """FLOPs per byte of y = x W for `tokens` rows of x."""
+    _check(k, n, b)
+    if tokens < 1:
+        raise ValueError(f"tokens must be >= 1, got {tokens}")
+    return 2 * tokens * k * n / ((k * n + tokens * k + tokens * n) * b)
+
+
+def intensity_limit(k: int, n: int, b: float = BYTES) -> float:
+    """What the intensity approaches as tokens grow without bound: 2kn / ((k + n) b)."""
+    _check(k, n, b)
+    return 2 * k * n / ((k + n) * b)
+
+
+def tokens_to_reach(ridge: float, k: int, n: int, b: float = BYTES) -> int | None:
+    """Smallest whole T whose intensity reaches `ridge`; None if no T ever does."""
+    _check(k, n, b)
+    if ridge <= 0:
+        raise ValueError(f"ridge point must be positive, got {ridge}")
+    denominator = 2 * k * n - ridge * b * (k + n)
+    if denominator <= 0:
+        return None
+    return max(1, math.ceil(ridge * k * n * b / denominator))
+
+
+def main() -> None:
+    gpus = load_gpus()
+    gpu = gpus[GPU_KEY]
+    k, n = SHAPE
+    ridge = gpu.ridge_point
+    print(f"y = x W, W {k} x {n}, {BYTES} bytes per value; {gpu.name} ridge point {ridge:.0f}")
+    print(f"{'tokens T':>9}  {'FLOP/byte':>10}  regime on the {gpu.name}")
+    for t in TOKENS:
+        i = gemm_intensity(t, k, n)
+        print(f"{t:>9,}  {i:>10.1f}  {'compute-bound' if i >= ridge else 'memory-bound'}")
+    print(f"limit as T grows: {intensity_limit(k, n):.0f} FLOP/byte")
+    print("\ntokens needed to reach each GPU's ridge point:")
+    for g in sorted(gpus.values(), key=lambda g: g.ridge_point):
+        t = tokens_to_reach(g.ridge_point, k, n)
+        reach = f"T >= {t:,}" if t else "never (above the limit)"
+        print(f"  {g.name:<14} ridge {g.ridge_point:>4.0f}  {reach}")
+
+
+if __name__ == "__main__":
+    main()

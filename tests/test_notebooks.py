@@ -1,0 +1,92 @@
+"""Notebook pages (docs/**/x.ipynb + x.en.ipynb): committed clean, same code in both languages,
+executed and rendered by the build, and offered for download."""
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import DOCS, ROOT, built_html, chinese_notebooks, english_sibling
+
+NOTEBOOKS = chinese_notebooks()
+ALL = [p for nb in NOTEBOOKS for p in (nb, english_sibling(nb)) if p.exists()]
+# The one line a notebook's code may change between languages: the language of its chart labels.
+LANG_LINE = re.compile(r'^LANG = "(zh|en)".*$', re.MULTILINE)
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def test_there_is_a_notebook():
+    assert NOTEBOOKS, "no notebook found under docs/: the discovery is broken"
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_committed_notebooks_have_no_outputs(path):
+    dirty = [
+        cell.get("id", i)
+        for i, cell in enumerate(cells(path))
+        if cell["cell_type"] == "code" and (cell["outputs"] or cell["execution_count"] is not None)
+    ]
+    assert not dirty, (
+        f"{path.relative_to(ROOT)}: cells {dirty} carry outputs; clear them "
+        "(the build executes the notebook)"
+    )
+
+
+@pytest.mark.parametrize("zh", NOTEBOOKS, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_both_languages_run_the_same_code(zh):
+    en = english_sibling(zh)
+    zh_cells, en_cells = cells(zh), cells(en)
+    assert [(c["cell_type"], c.get("id")) for c in zh_cells] == [
+        (c["cell_type"], c.get("id")) for c in en_cells
+    ], f"{zh.name} and {en.name} have different cells"
+    for a, b in zip(zh_cells, en_cells, strict=True):
+        if a["cell_type"] == "code":
+            assert LANG_LINE.sub("LANG", source(a)) == LANG_LINE.sub("LANG", source(b)), a.get("id")
+        else:  # translated prose, same structure: headings per level and display formulas
+            for pattern in (r"^#+ ", r"^\$\$"):
+                count = [len(re.findall(pattern, source(c), re.MULTILINE)) for c in (a, b)]
+                assert count[0] == count[1], f"cell {a.get('id')}: {pattern!r} {count}"
+    for path, lang in ((zh, "zh"), (en, "en")):
+        langs = LANG_LINE.findall("".join(source(c) for c in cells(path)))
+        assert langs in ([], [lang]), f"{path.name} sets LANG to {langs}"
+
+
+def test_a_notebook_without_its_translation_is_reported(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "i18n_pairs", ROOT / "scripts/hooks/i18n_pairs.py"
+    )
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
+    (tmp_path / "b.en.ipynb").write_text("{}", encoding="utf-8")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "a-checkpoint.ipynb").write_text("{}", encoding="utf-8")
+    problems = hook.missing_translations(tmp_path, lambda rel: False)
+    assert problems == [
+        "a.ipynb has no English version (a.en.ipynb)",
+        "b.en.ipynb has no Chinese version (b.ipynb)",
+    ]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("zh", NOTEBOOKS, ids=lambda p: p.stem)
+def test_built_notebook_page_is_rendered_and_offers_the_notebook(built_site, zh, lang):
+    page = built_html(built_site.site, zh, lang)
+    html = page.read_text(encoding="utf-8")
+    assert "jp-Notebook" in html and '"cell_type"' not in html, f"{page}: not rendered"
+    assert "jp-OutputArea-output" in html, f"{page}: the build did not execute the notebook"
+    assert "Traceback" not in html
+    source_nb = zh if lang == "zh" else english_sibling(zh)
+    download = page.parent / source_nb.name
+    assert download.is_file(), f"{source_nb.name} is not offered next to {page}"
+    assert json.loads(download.read_text(encoding="utf-8"))["cells"] == cells(source_nb)
+    assert f'href="{source_nb.name}"' in html, f"{page} does not link to {source_nb.name}"

@@ -1,0 +1,179 @@
+"""The roofline lesson: ridge table, the build-time SVG chart, one linear layer's intensity."""
+
+import math
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import ROOT
+from latency_metrics.bounds import decode_bytes, decode_flops
+from roofline.chart import LABELS, Point, chart, labels, main, roofline_svg, workload_points
+from roofline.gemm_intensity import gemm_intensity, intensity_limit, tokens_to_reach
+from roofline.ridge_table import attainable_flops, ridge_table
+from roofline.values import values
+from specs import load_gpus
+from specs.models import load_model
+
+SCRIPTS = sorted((ROOT / "snippets" / "roofline").glob("*.py"))
+SVG = "{http://www.w3.org/2000/svg}"
+GPUS = load_gpus()
+RTX = GPUS["rtx_4090"]
+QWEN = load_model("qwen2.5-7b-instruct")
+
+
+# --- the roof and the table ---
+
+
+def test_attainable_flops_is_the_smaller_ceiling():
+    assert attainable_flops(RTX, 1.0) == pytest.approx(1008e9)
+    assert attainable_flops(RTX, 1e4) == RTX.peak_flops
+    assert attainable_flops(RTX, RTX.ridge_point) == pytest.approx(RTX.peak_flops)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan")])
+def test_attainable_flops_rejects_non_positive_intensity(bad):
+    with pytest.raises(ValueError, match="positive"):
+        attainable_flops(RTX, bad)
+
+
+def test_ridge_table_lists_every_gpu_sorted_with_its_source():
+    rows = ridge_table(GPUS)
+    assert len(rows) == 2 + len(GPUS)
+    body = rows[2:]
+    ridges = [float(row.split("|")[5]) for row in body]
+    assert ridges == sorted(ridges)
+    for gpu in GPUS.values():
+        row = next(r for r in body if r.startswith(f"| {gpu.name} |"))
+        assert row.rstrip(" |").endswith(gpu.source)
+        assert f"| {gpu.ridge_point:.0f} |" in row
+
+
+# --- the chart ---
+
+
+def parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg)
+
+
+@pytest.mark.parametrize("lang", sorted(LABELS))
+def test_chart_is_valid_svg_with_title_and_description(lang):
+    root = parse(chart(RTX, QWEN, lang))
+    assert root.tag == f"{SVG}svg" and root.get("role") == "img"
+    ids = root.get("aria-labelledby").split()
+    title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
+    assert [title.get("id"), desc.get("id")] == ids
+    assert RTX.name in title.text and QWEN.name in title.text
+    assert f"{RTX.ridge_point:.0f}" in desc.text
+
+
+def test_chart_labels_follow_the_language():
+    zh, en = chart(RTX, QWEN, "zh"), chart(RTX, QWEN, "en")
+    assert "算术强度" in zh and "脊点" in zh and "Arithmetic intensity" not in zh
+    assert "Arithmetic intensity" in en and "ridge point" in en and "脊点" not in en
+    assert re.sub(r">[^<]*<", "><", zh) == re.sub(r">[^<]*<", "><", en)  # same drawing
+
+
+def test_chart_colours_follow_the_theme():
+    svg = chart(RTX, QWEN, "en")
+    colours = re.findall(r'(?:fill|stroke)="(#[0-9a-fA-F]+|[a-z]+)"', svg)
+    assert set(colours) <= {"currentColor", "none"}, colours
+    assert "var(--md-default-fg-color" in svg
+
+
+def test_points_sit_on_the_roof_on_log_axes():
+    points = [Point("a", 1.0, "decode"), Point("b", 1000.0, "prefill")]
+    root = parse(roofline_svg(RTX, points, "en", "t"))
+    rect, circle = root.find(f"{SVG}rect"), root.find(f"{SVG}circle")
+    x_a, y_a = float(rect.get("x")) + 5, float(rect.get("y")) + 5
+    x_b, y_b = float(circle.get("cx")), float(circle.get("cy"))
+    # three decades apart on x; on y, from 1.008 TFLOP/s up to the 165.2 TFLOP/s peak
+    decade = (x_b - x_a) / 3
+    assert (y_a - y_b) / decade == pytest.approx(math.log10(165.2 / 1.008), rel=1e-3)
+
+
+def test_workload_points_are_flops_over_bytes():
+    points = workload_points(QWEN, "en", lengths=(128,), context=1024)
+    assert [p.kind for p in points] == ["prefill", "decode"]
+    assert points[1].intensity == pytest.approx(decode_flops(QWEN) / decode_bytes(QWEN, 1024))
+    assert points[1].intensity < 2 / 2  # BF16 decode never beats 2 FLOPs per 2-byte weight
+
+
+def test_chart_rejects_unknown_language_and_no_points():
+    with pytest.raises(ValueError, match="lang must be one of"):
+        labels("fr")
+    with pytest.raises(ValueError, match="lang must be one of"):
+        chart(RTX, QWEN, "fr")
+    with pytest.raises(ValueError, match="no points"):
+        roofline_svg(RTX, [], "en", "t")
+
+
+def test_main_prints_the_chart_in_the_requested_language(capsys):
+    main("en")
+    assert "ridge point" in capsys.readouterr().out
+    main("zh")
+    assert "脊点" in capsys.readouterr().out
+
+
+# --- one linear layer ---
+
+
+def test_gemm_intensity_matches_the_formula_and_its_limits():
+    assert gemm_intensity(1, 4, 4, 2) == pytest.approx(2 * 16 / ((16 + 4 + 4) * 2))
+    k, n = 3584, 18944
+    assert gemm_intensity(1, k, n) == pytest.approx(1.0, rel=1e-3)  # BF16, one token: about 1
+    assert gemm_intensity(10**9, k, n) == pytest.approx(intensity_limit(k, n), rel=1e-4)
+
+
+def test_tokens_to_reach_is_the_first_t_at_or_above_the_ridge():
+    k, n, ridge = 3584, 18944, RTX.ridge_point
+    t = tokens_to_reach(ridge, k, n)
+    assert gemm_intensity(t, k, n) >= ridge > gemm_intensity(t - 1, k, n)
+    assert tokens_to_reach(intensity_limit(k, n) * 1.01, k, n) is None  # above the limit: never
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: gemm_intensity(0, 4, 4), "tokens"),
+        (lambda: gemm_intensity(1, 0, 4), "k, n"),
+        (lambda: intensity_limit(4, 4, 0), "b > 0"),
+        (lambda: tokens_to_reach(0, 4, 4), "ridge point must be positive"),
+    ],
+)
+def test_bad_gemm_inputs_are_rejected(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# --- values and scripts ---
+
+
+def test_values_are_strings_and_agree_with_the_gpu_table():
+    v = values()
+    assert all(isinstance(x, str) and x for x in v.values())
+    assert v["ridge"] == f"{RTX.ridge_point:.0f}"
+    assert int(v["gemm_tokens_to_ridge"]) == tokens_to_reach(RTX.ridge_point, 3584, 18944)
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_each_snippet_runs_on_its_own_from_the_repository_root(script):
+    proc = subprocess.run(
+        [sys.executable, str(script.relative_to(ROOT))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert script.name == "__init__.py" or proc.stdout.strip()
+
+
+def test_the_chart_script_takes_the_language_as_an_argument():
+    script = ROOT / "snippets" / "roofline" / "chart.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "en"], capture_output=True, text=True, check=True
+    )
+    assert "Arithmetic intensity" in proc.stdout
