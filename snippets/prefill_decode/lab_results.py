@@ -1,0 +1,217 @@
+"""Recorded GPU runs of the prefill/decode labs, beside the estimator's lower bounds (Markdown).
+
+Reads labs/results/<gpu>/*.json (written by labs/prefill_decode/phases.py and sweep.py on a GPU,
+checked by scripts/verify_labs.py) and prints one table per run with its provenance. CPU-only.
+The page renders the printed Markdown; lines outside tables stay plain text (the site test looks
+for each of them, verbatim, in the built page).
+Lower bounds, not predictions: no run can beat them, and a real one stays above them.
+  TTFT      >= max(2 (N - E) S / peak FLOP/s, (W - 2E + kappa S) / bandwidth)
+  ms/token  >= (W - 2E + kappa c) / bandwidth
+E: the input embedding table (looked up, no FLOPs), W: weight bytes as loaded, c: mean context.
+N and kappa come from phase_intensity.QWEN25_7B; GPU figures from snippets/specs/gpus.toml.
+
+Run it: python snippets/prefill_decode/lab_results.py [zh|en]
+"""
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+if __name__ == "__main__":  # run as a script: make snippets/ importable (the build already has it)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import specs
+from prefill_decode.phase_intensity import QWEN25_7B
+from specs import GPU, load_gpus
+
+RESULTS = specs.DATA_DIR.parents[1] / "labs" / "results"
+# labs/results/<folder> -> snippets/specs/gpus.toml key, where the two names differ
+# (folders are the driver's device name, e.g. "NVIDIA A100-SXM4-80GB" -> a100_sxm4_80gb).
+GPU_KEYS = {"a100_sxm4_80gb": "a100_80gb_sxm", "h100_80gb_hbm3": "h100_sxm", "h200": "h200_sxm"}
+
+TEXT = {
+    "zh": {
+        "none": (
+            "目前还没有记录在案的 GPU 运行：labs/results/ 里没有结果文件。在 GPU 上运行实验、"
+            "按 README 的 Labs 一节提交结果后，这里会列出实测值和估算器给出的下界。"
+        ),
+        "header": [
+            "调用",
+            "prompt token",
+            "新 token",
+            "TTFT (ms)",
+            "TTFT 下界 (ms)",
+            "每 token (ms)",
+            "每 token 下界 (ms)",
+            "墙钟 (s)",
+        ],
+        "run": (
+            "{gpu}（{device}，驱动 {driver}，CUDA {cuda}）· vLLM {vllm} · torch {torch} · "
+            "{model}（{quant}，{dtype}，{load}）· {date} · {file}"
+        ),
+        "labels": {
+            "short prompt, few new": "短 prompt，少量新 token",
+            "long prompt, few new": "长 prompt，少量新 token",
+            "short prompt, many new": "短 prompt，大量新 token",
+            "prompt sweep": "prompt 扫描",
+            "output sweep": "输出扫描",
+        },
+        "median": "有重复时取中位数。",
+        "bounds": (
+            "下界只是下限，不是预测。TTFT ≥ 2(N − E)·S ÷ 峰值 FLOP/s，"
+            "且不低于把权重和 KV 读一遍的时间；"
+            "每 token 时间 ≥（加载后的权重字节 − 输入嵌入表 + κ × 上下文）÷ 显存带宽。"
+            "E 是输入嵌入表的参数量。实测值来自 vLLM 的请求指标。"
+        ),
+        "no_bound": (
+            "— 表示没有下界：GPU 不在 snippets/specs/gpus.toml 中，或模型不是 Qwen2.5-7B。"
+        ),
+    },
+    "en": {
+        "none": (
+            "No GPU run is recorded yet: labs/results/ holds no results file. Once a run on a "
+            "GPU is added as the Labs section of the README describes, this lists its "
+            "measurements beside the estimator's lower bounds."
+        ),
+        "header": [
+            "call",
+            "prompt tokens",
+            "new tokens",
+            "TTFT (ms)",
+            "TTFT bound (ms)",
+            "per token (ms)",
+            "per-token bound (ms)",
+            "wall (s)",
+        ],
+        "run": (
+            "{gpu} ({device}, driver {driver}, CUDA {cuda}) · vLLM {vllm} · torch {torch} · "
+            "{model} ({quant}, {dtype}, {load}) · {date} · {file}"
+        ),
+        "labels": {},
+        "median": "Medians where a point was repeated.",
+        "bounds": (
+            "Lower bounds, not predictions. TTFT ≥ 2(N − E)·S ÷ peak FLOP/s, and no less than "
+            "reading the weights and KV once; time per token ≥ (weight bytes as loaded − input "
+            "embedding table + κ × context) ÷ memory bandwidth. E counts the input embedding "
+            "table. Measurements come from vLLM's request metrics."
+        ),
+        "no_bound": (
+            "— marks a missing bound: the GPU is not in snippets/specs/gpus.toml, or the "
+            "model is not Qwen2.5-7B."
+        ),
+    },
+}
+
+
+def recorded_runs(results_dir: Path = RESULTS) -> list[tuple[Path, dict]]:
+    runs = [(p, json.loads(p.read_text(encoding="utf-8"))) for p in results_dir.glob("*/*.json")]
+    return sorted(runs, key=lambda r: (r[0].parent.name, r[1]["lab"], r[1]["date"]))
+
+
+def gpu_for(run: dict, gpus: dict[str, GPU]) -> GPU | None:
+    slug = run["device"]["slug"]
+    return gpus.get(GPU_KEYS.get(slug, slug))
+
+
+def is_qwen25_7b(run: dict) -> bool:
+    model = run["model"]
+    return (
+        model["kv_bytes_per_token"] == QWEN25_7B.kv_bytes_per_token
+        and model["num_parameters"] is not None
+        and abs(model["num_parameters"] / QWEN25_7B.params - 1) < 1e-3
+    )
+
+
+def token_bytes(run: dict, context: float) -> float:
+    """Bytes a batch-1 forward pass must read: weights (less the 16-bit input embedding table,
+    of which it looks up rows only) and the KV cache of the context."""
+    model = run["model"]
+    weights = model["weight_bytes"] - 2 * model["embedding_parameters"]
+    return weights + QWEN25_7B.kv_bytes_per_token * context
+
+
+def ttft_bound_s(run: dict, gpu: GPU, prompt: int) -> float:
+    """Prefill is at least its FLOPs at peak, and at least its bytes at full bandwidth."""
+    working = QWEN25_7B.params - run["model"]["embedding_parameters"]
+    compute = 2 * working * prompt / gpu.peak_flops
+    return max(compute, token_bytes(run, prompt) / gpu.bandwidth_bytes)
+
+
+def token_bound_s(run: dict, gpu: GPU, prompt: int, new: int) -> float:
+    """A decode step reads every byte once; the context grows from prompt to prompt + new."""
+    return token_bytes(run, prompt + new / 2) / gpu.bandwidth_bytes
+
+
+def rows(run: dict) -> list[tuple[str, int, int, dict[str, float | None]]]:
+    """(label, prompt, new, medians of ttft_s / tpot_s / wall_s) per point, in run order."""
+    points: dict[tuple, list[dict]] = {}
+    for m in run["measurements"]:
+        label = m["label"] if m["series"] == "phases" else m["series"].replace("_", " ")
+        points.setdefault((label, m["prompt_tokens"], m["new_tokens"]), []).append(m)
+
+    def median(ms: list[dict], field: str) -> float | None:
+        values = [m[field] for m in ms if m[field] is not None]
+        return statistics.median(values) if values else None
+
+    fields = ("ttft_s", "tpot_s", "wall_s")
+    return [(*key, {f: median(ms, f) for f in fields}) for key, ms in points.items()]
+
+
+def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
+    def ms(seconds: float | None) -> str:
+        return "—" if seconds is None else f"{seconds * 1e3:,.1f}"
+
+    bounded = gpu is not None and is_qwen25_7b(run)
+    header = text["header"]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    for label, prompt, new, med in rows(run):
+        ttft_bound = ttft_bound_s(run, gpu, prompt) if bounded else None
+        token_bound = token_bound_s(run, gpu, prompt, new) if bounded else None
+        cells = [
+            text["labels"].get(label, label),
+            f"{prompt:,}",
+            f"{new:,}",
+            ms(med["ttft_s"]),
+            ms(ttft_bound),
+            ms(med["tpot_s"]),
+            ms(token_bound),
+            f"{med['wall_s']:.3f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
+    text = TEXT[lang]
+    runs = recorded_runs(results_dir)
+    if not runs:
+        print(text["none"])
+        return
+    gpus = load_gpus()
+    root = results_dir.parents[1]
+    for path, run in runs:
+        gpu = gpu_for(run, gpus)
+        device, model = run["device"], run["model"]
+        provenance = text["run"].format(
+            gpu=gpu.name if gpu else device["name"],
+            device=device["name"],
+            driver=device["driver"] or "?",
+            cuda=device["cuda"] or "?",
+            vllm=run["software"]["vllm"],
+            torch=run["software"]["torch"],
+            model=model["id"],
+            quant=model["quantization"] or "—",
+            dtype=model["dtype"],
+            load=model["load_format"],
+            date=run["date"][:10],
+            file=path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name,
+        )
+        print(f"{run['lab']} · {provenance}\n")
+        print("\n".join(table(run, gpu, text)))
+        print()
+    print(f"{text['median']} {text['bounds']} {text['no_bound']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "zh")

