@@ -1,10 +1,6 @@
 """The KV-cache lesson's estimators: kappa, cache size, what fits on an RTX 4090, the crossover."""
 
-import subprocess
-import sys
-
 import pytest
-from markdown_exec._internal.formatters.python import _run_python
 
 from conftest import ROOT
 from kv_cache import values as lesson_values
@@ -16,7 +12,6 @@ from specs.models import load_model, load_models
 from transformer_infra.weight_bytes import BF16, total_bytes
 
 SNIPPETS = ROOT / "snippets" / "kv_cache"
-SCRIPTS = ["kappa.py", "cache_size.py", "fit_4090.py", "crossover.py"]
 QWEN = load_model("qwen2.5-7b-instruct")
 
 
@@ -112,13 +107,3 @@ def test_values_are_strings_and_agree_with_the_estimators():
     assert all(isinstance(x, str) for x in v.values())
     assert v["kappa"] == "57,344" and v["mha_kappa"] == "401,408" and v["gqa_group"] == "7"
     assert int(v["awq_tokens"].replace(",", "")) > int(v["bf16_tokens"].replace(",", ""))
-
-
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_script_runs_standalone_and_prints_what_the_build_prints(script, tmp_path):
-    path = SNIPPETS / script
-    standalone = subprocess.run(
-        [sys.executable, str(path)], capture_output=True, text=True, check=True, cwd=tmp_path
-    ).stdout
-    built = _run_python(path.read_text(encoding="utf-8") + "\nmain()\n", id=f"test-{script}")
-    assert standalone and standalone == built

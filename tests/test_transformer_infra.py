@@ -1,13 +1,10 @@
 """The Transformer lesson's estimators: exact parameter counts, FLOPs per token, weight bytes."""
 
 import runpy
-import subprocess
-import sys
 from dataclasses import replace
 from decimal import ROUND_DOWN
 
 import pytest
-from markdown_exec._internal.formatters.python import _run_python
 
 from conftest import ROOT
 from specs.models import load_model, load_models
@@ -32,7 +29,6 @@ from transformer_infra.weight_bytes import (
 )
 
 SNIPPETS = ROOT / "snippets" / "transformer_infra"
-SCRIPTS = ["param_count.py", "flops_per_token.py", "weight_bytes.py", "model_cards.py"]
 QWEN = load_model("qwen2.5-7b-instruct")
 MODELS = [m for m in load_models().values() if m.quantization is None]
 
@@ -159,16 +155,6 @@ def test_values_are_strings_and_agree_with_the_estimators():
     assert v["params_rounded"] == "7.62B"
     assert v["card_params"] == v["params_truncated"] == "7.61B"
     assert v["awq_gb"] == v["awq_published_gb"] and v["bf16_gb"] == v["bf16_published_gb"]
-
-
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_script_runs_standalone_and_prints_what_the_build_prints(script, tmp_path):
-    path = SNIPPETS / script
-    standalone = subprocess.run(
-        [sys.executable, str(path)], capture_output=True, text=True, check=True, cwd=tmp_path
-    ).stdout
-    built = _run_python(path.read_text(encoding="utf-8") + "\nmain()\n", id=f"test-{script}")
-    assert standalone and standalone == built
 
 
 def test_values_module_lists_its_names_when_run(capsys):
