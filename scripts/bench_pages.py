@@ -1,0 +1,91 @@
+"""Every page of a built site in Chromium: time until math and diagrams are done, bytes, requests.
+
+    python scripts/bench_pages.py [SITE_DIR] [--runs 5]
+
+Builds nothing: SITE_DIR (default site/) is served the way the browser tests serve it. Each page is
+loaded --runs times, each time in a fresh browser context (a first visit, nothing cached); the
+table shows medians and the ratio to a plain page (no math, no diagram) of the same site. Bytes
+are as this local server sends them: uncompressed (a web server that gzips sends fewer).
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+from pathlib import Path
+
+from playwright.sync_api import Browser, sync_playwright
+from serve_site import CHROMIUM, DESKTOP, RENDERED_JS, launch_chromium, page_paths, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+RENDER_TIMEOUT_MS = 60_000
+
+
+def is_plain(site: Path, path: str) -> bool:
+    html = (site / path / "index.html").read_text(encoding="utf-8")
+    return 'class="arithmatex"' not in html and 'class="mermaid"' not in html
+
+
+def load(browser: Browser, url: str) -> tuple[float, int, int]:
+    """One cold load: (ms until rendered, bytes received, HTTP requests)."""
+    context = browser.new_context(viewport=DESKTOP)
+    finished = []
+    context.on("requestfinished", lambda request: finished.append(request))
+    page = context.new_page()
+    page.goto(url)
+    rendered_ms = page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS)
+    if rendered_ms is None:
+        sys.exit(f"{url}: math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
+    page.wait_for_load_state("networkidle")  # the search index and fonts count too
+    requests = [r for r in finished if r.url.startswith("http")]
+    sizes = [r.sizes() for r in requests]
+    received = sum(s["responseBodySize"] + s["responseHeadersSize"] for s in sizes)
+    context.close()
+    return rendered_ms, received, len(requests)
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", nargs="?", type=Path, default=ROOT / "site")
+    parser.add_argument("--runs", type=int, default=5, help="loads per page (default 5)")
+    args = parser.parse_args()
+    if not (args.site / "index.html").is_file():
+        sys.exit(f"{args.site} holds no built site: run `make build` first")
+    if not CHROMIUM.exists():
+        sys.exit(f"{CHROMIUM} is missing: apt-get install chromium fonts-noto-cjk")
+    pages = page_paths(args.site)
+    plain = next((p for p in pages if is_plain(args.site, p)), None)
+    if plain is None:
+        sys.exit("every page has math or a diagram: no plain page to compare with")
+    with serve(args.site) as base, sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        load(browser, base + plain)  # warm-up, not counted
+        medians = {}
+        for path in pages:
+            runs = [load(browser, base + path) for _ in range(args.runs)]
+            medians[path] = [statistics.median(column) for column in zip(*runs, strict=True)]
+        version = browser.version
+        browser.close()
+
+    print(f"{os.cpu_count()} CPUs ({cpu_model()}), Chromium {version}, {args.runs} runs per page")
+    print(f"median of cold loads; ratios against the plain page /{plain}\n")
+    print("| page | rendered (ms) | KiB | requests | × time | × KiB | × requests |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    base_ms, base_bytes, base_requests = medians[plain]
+    for path, (ms, received, requests) in medians.items():
+        print(
+            f"| /{path} | {ms:.0f} | {received / 1024:.0f} | {requests:.0f} "
+            f"| {ms / base_ms:.2f} | {received / base_bytes:.2f} | {requests / base_requests:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

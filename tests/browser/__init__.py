@@ -1,0 +1,1 @@
+"""Browser tier (a package, so that its conftest does not shadow tests/conftest.py)."""

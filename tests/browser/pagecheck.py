@@ -1,0 +1,253 @@
+"""Load one page in Chromium and record what a reader's browser sees: requests, errors, math,
+diagrams, visible code output, the language switcher, accessibility and the layout on a phone."""
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from playwright.sync_api import Browser, ConsoleMessage, Page, Response
+from playwright.sync_api import Error as PlaywrightError
+from serve_site import DESKTOP, PHONE, RENDERED_JS
+
+RENDER_TIMEOUT_MS = 20_000
+DEFAULT_LANG = "zh"  # served at the site root
+OTHER_LANGS = ("en",)  # served under /<lang>/
+LOCAL_SCHEMES = {"data", "blob", "about"}
+MERMAID_PRE = re.compile(r'<pre class="[^"]*\bmermaid\b')  # pymdownx.superfences' diagrams
+# Where sideways scrolling is expected on a phone: code, tables, wide formulas and diagrams.
+SCROLLS_INSIDE = "pre, table, .highlight, .md-typeset__scrollwrap, .arithmatex, .mermaid"
+
+DOM_JS = """() => {
+  const formulas = [...document.querySelectorAll(".arithmatex")];
+  const visible = [...document.querySelectorAll("pre")].filter(p => p.checkVisibility());
+  const switcher = document.querySelectorAll(".md-header .md-select a[hreflang]");
+  return {
+    lang: document.documentElement.lang,
+    formulas: formulas.length,
+    unrendered: formulas.filter(f => f.querySelectorAll("mjx-container").length !== 1)
+      .map(f => f.textContent.trim().slice(0, 80)),
+    mathErrors: [...document.querySelectorAll("mjx-merror, [data-mjx-error]")]
+      .map(e => e.getAttribute("data-mjx-error") || e.textContent.trim().slice(0, 80)),
+    mermaidLeft: document.querySelectorAll("pre.mermaid").length,
+    preText: visible.map(p => p.innerText).join("\\n"),
+    switcher: Object.fromEntries([...switcher].map(a => [a.hreflang, a.href])),
+    charts: [...document.querySelectorAll('.md-content svg[role="img"]')]
+      .filter(s => s.checkVisibility() && s.getBoundingClientRect().width > 100).length,
+  };
+}"""
+
+# One line per violated rule: its id, impact, and the first few offending elements.
+AXE_JS = """async () => {
+  const result = await axe.run(document, { resultTypes: ["violations"] });
+  return result.violations
+    .filter(v => v.impact === "serious" || v.impact === "critical")
+    .map(v => {
+      const targets = v.nodes.map(n => n.target.join(" "));
+      const more = targets.length > 3 ? `, … (${targets.length} elements)` : "";
+      return `${v.id} (${v.impact}): ${targets.slice(0, 3).join(", ")}${more}`;
+    });
+}"""
+
+# Elements that stick out on the right of the viewport, outermost only, unless they are inside a
+# box that scrolls or clips them (code, tables, the off-canvas navigation drawer).
+WIDE_JS = """(scrollsInside) => {
+  const vw = document.documentElement.clientWidth;
+  const clipped = el => {
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== "visible" && a.getBoundingClientRect().right <= vw + 1)
+        return true;
+    }
+    return false;
+  };
+  const wide = [];
+  for (const el of document.body.querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= vw + 1 || el.closest(scrollsInside)) continue;
+    if (wide.some(w => w.contains(el)) || clipped(el)) continue;
+    wide.push(el);
+  }
+  const describe = el => `<${el.tagName.toLowerCase()}${el.id ? " id=" + el.id : ""}` +
+    `${el.className && typeof el.className === "string" ? ' class="' + el.className + '"' : ""}>` +
+    ` right edge ${Math.round(el.getBoundingClientRect().right)} px:` +
+    ` ${(el.innerText || "").trim().slice(0, 60)}`;
+  return {
+    scrollWidth: document.documentElement.scrollWidth,
+    clientWidth: vw,
+    wide: wide.map(describe),
+  };
+}"""
+
+
+@dataclass
+class PageReport:
+    url: str
+    requests: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "URL (reason)"
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # the page did not load or render
+    lang: str = ""
+    formulas: int = 0  # .arithmatex elements, one formula each
+    unrendered_formulas: list[str] = field(default_factory=list)
+    math_errors: list[str] = field(default_factory=list)
+    mermaid_in_html: int = 0  # <pre class="mermaid"> in the served HTML
+    mermaid_left: int = 0  # <pre class="mermaid"> still in the DOM after rendering
+    mermaid_svgs: int = 0  # div.mermaid whose (closed) shadow root holds an <svg>
+    mermaid_errors: int = 0  # Mermaid's "Syntax error" diagrams
+    pre_text: str = ""  # text of the visible <pre> elements
+    charts: int = 0  # visible inline <svg role="img"> in the content, e.g. build-time charts
+    switcher: dict[str, str] = field(default_factory=dict)  # hreflang -> absolute URL
+    axe_violations: list[str] = field(default_factory=list)
+    phone_scroll_width: int = 0
+    phone_client_width: int = 0
+    phone_wide_elements: list[str] = field(default_factory=list)
+
+    def external_requests(self) -> list[str]:
+        """Requests to any host but the one that served the page."""
+        origin = urlsplit(self.url).netloc
+        return [
+            u
+            for u in self.requests
+            if urlsplit(u).scheme not in LOCAL_SCHEMES and urlsplit(u).netloc != origin
+        ]
+
+
+def visit(browser: Browser, url: str, axe_source: str | None = None) -> PageReport:
+    """Load `url` in a fresh context at desktop width, then look at it at phone width."""
+    report = PageReport(url)
+
+    def on_response(response: Response) -> None:
+        if response.status >= 400:
+            report.failed.append(f"{response.url} (HTTP {response.status})")
+
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            report.console_errors.append(f"{message.text} [{message.location.get('url')}]")
+
+    context = browser.new_context(viewport=DESKTOP)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    context.on("request", lambda request: report.requests.append(request.url))
+    context.on("requestfailed", lambda r: report.failed.append(f"{r.url} ({r.failure})"))
+    context.on("response", on_response)  # pages and workers (the search index is a worker's)
+    page = context.new_page()
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: report.page_errors.append(str(error)))
+    try:
+        response = page.goto(url)
+        html = response.text() if response else ""
+        report.mermaid_in_html = len(MERMAID_PRE.findall(html))
+        if page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS) is None:
+            report.problems.append(f"math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
+        _read_dom(page, report)
+        _read_mermaid_shadow_roots(page, report)
+        if axe_source is not None:
+            page.add_script_tag(content=axe_source)
+            report.axe_violations = page.evaluate(AXE_JS)
+        page.set_viewport_size(PHONE)
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
+        wide = page.evaluate(WIDE_JS, SCROLLS_INSIDE)
+        report.phone_scroll_width = wide["scrollWidth"]
+        report.phone_client_width = wide["clientWidth"]
+        report.phone_wide_elements = wide["wide"]
+        page.wait_for_load_state("networkidle")  # late requests (search index, fonts) are in
+    except Exception as error:  # reported for this page; the other pages still run
+        report.problems.append(f"{type(error).__name__}: {error}")
+    finally:
+        context.close()
+    return report
+
+
+def _read_dom(page: Page, report: PageReport) -> None:
+    dom = page.evaluate(DOM_JS)
+    report.lang = dom["lang"]
+    report.formulas = dom["formulas"]
+    report.unrendered_formulas = dom["unrendered"]
+    report.math_errors = dom["mathErrors"]
+    report.mermaid_left = dom["mermaidLeft"]
+    report.pre_text = dom["preText"]
+    report.switcher = dom["switcher"]
+    report.charts = dom["charts"]
+
+
+def _read_mermaid_shadow_roots(page: Page, report: PageReport) -> None:
+    """Mermaid's SVG sits in a closed shadow root: only CDP's pierced DOM shows it."""
+    cdp = page.context.new_cdp_session(page)
+    root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
+    cdp.detach()
+    for node in _walk(root):
+        if node.get("nodeName") != "DIV" or "mermaid" not in _attrs(node).get("class", "").split():
+            continue
+        svgs = [
+            n
+            for shadow in node.get("shadowRoots", [])
+            for n in _walk(shadow)
+            if n.get("nodeName", "").lower() == "svg"
+        ]
+        report.mermaid_svgs += bool(svgs)
+        report.mermaid_errors += any(_attrs(s).get("aria-roledescription") == "error" for s in svgs)
+
+
+def _attrs(node: dict) -> dict[str, str]:
+    flat = node.get("attributes", [])  # CDP lists attributes as [name, value, name, value, ...]
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _walk(node: dict) -> Iterator[dict]:
+    yield node
+    for child in (
+        node.get("children", []) + node.get("shadowRoots", []) + [node.get("contentDocument")]
+    ):
+        if child:
+            yield from _walk(child)
+
+
+def lang_of(path: str) -> str:
+    """The page's language: "en/glossary/" -> "en", "glossary/" -> "zh"."""
+    first = path.split("/", 1)[0]
+    return first if first in OTHER_LANGS else DEFAULT_LANG
+
+
+def unprefixed(path: str) -> str:
+    """The page's path within its language: "en/glossary/" -> "glossary/"."""
+    lang = lang_of(path)
+    return path if lang == DEFAULT_LANG else path.removeprefix(f"{lang}/")
+
+
+def counterpart(path: str, lang: str) -> str:
+    """The same page in `lang`: ("glossary/", "en") -> "en/glossary/" and back."""
+    return unprefixed(path) if lang == DEFAULT_LANG else f"{lang}/{unprefixed(path)}"
+
+
+def language_round_trips(browser: Browser, urls: list[str], lang: str) -> dict[str, list[str]]:
+    """For each URL: pick `lang` in the header's language menu, then the page's own language on
+    the page it led to; returns the URLs visited (or the error). Clicks wait for DOMContentLoaded,
+    so Material's own handling of language links is in place. MathJax and Mermaid are not
+    loaded: the menu needs neither, and without them each step takes a fraction of a second."""
+    context = browser.new_context(viewport=DESKTOP)
+    context.set_default_timeout(RENDER_TIMEOUT_MS)
+    context.route("**/assets/vendor/**", lambda route: route.abort())
+    page = context.new_page()
+    trips: dict[str, list[str]] = {}
+    try:
+        for url in urls:
+            trips[url] = []
+            try:
+                page.goto(url, wait_until="domcontentloaded")
+                own = page.evaluate("document.documentElement.lang")
+                trips[url].append(_pick_language(page, lang, "domcontentloaded"))
+                trips[url].append(_pick_language(page, own, "commit"))
+            except (PlaywrightError, AssertionError) as error:
+                trips[url].append(f"failed: {str(error).splitlines()[0]}")
+    finally:
+        context.close()
+    return trips
+
+
+def _pick_language(page: Page, lang: str, wait_until: str) -> str:
+    menu = page.locator(".md-header .md-select").bounding_box()
+    assert menu, f"{page.url} has no language menu"
+    page.mouse.move(menu["x"] + menu["width"] / 2, menu["y"] + menu["height"] / 2)  # opens it
+    with page.expect_navigation(wait_until=wait_until):
+        page.click(f'.md-header .md-select a[hreflang="{lang}"]')
+    return page.url
