@@ -210,3 +210,21 @@ def test_preflight_stops_on_a_busy_gpu(machine):
 def test_preflight_stops_without_a_gpu(machine):
     machine({"vllm": "0.26.0"}, None)
     assert "no usable NVIDIA GPU" in fails(common.preflight, AWQ, 8192, 0.92)
+
+
+# ---------------------------------------------------------------- agreement with the lessons
+
+
+def test_lab_config_and_arithmetic_agree_with_the_shared_specs():
+    # The labs keep their own copy so they run alone on a GPU box; it must not drift from the
+    # model data and arithmetic the lessons use (snippets/specs, snippets/transformer_infra).
+    from specs.models import load_model
+    from transformer_infra.weight_bytes import BF16, awq_format, total_bytes
+
+    spec = load_model("qwen2.5-7b-instruct")
+    assert QWEN.params() == spec.params
+    assert QWEN.kv_bytes_per_token() == spec.kv_bytes_per_token(2)
+    assert QWEN.weight_bytes(None) == total_bytes(spec, BF16)
+    assert QWEN.weight_bytes("awq") == total_bytes(spec, awq_format())
+    assert QWEN.max_position_embeddings == spec.max_position_embeddings
+    assert (QWEN.vocab_size, QWEN.num_hidden_layers) == (spec.vocab_size, spec.num_layers)
