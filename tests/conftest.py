@@ -10,6 +10,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+sys.path.insert(0, str(ROOT / "scripts" / "hooks"))  # the hooks' modules: course, values, ...
+
+from course import Course, Lesson, load_course  # noqa: E402  (the path above comes first)
+
+COURSE: Course = load_course(DOCS, ROOT / "snippets")
 MKDOCS = [sys.executable, "-m", "mkdocs"]
 TRANSLATION_SUFFIX = ".en.md"
 
@@ -69,6 +74,16 @@ def chinese_notebooks() -> list[Path]:
 
 def english_notebooks() -> list[Path]:
     return [p for p in _notebooks() if p.stem.endswith(".en")]
+
+
+def lessons() -> list[Lesson]:
+    """The lessons, as docs/lessons.yml lists them (notebook pages included)."""
+    return list(COURSE.lessons)
+
+
+def lesson_pages() -> list[Path]:
+    """The Chinese Markdown page of every lesson that has its own snippets/<slug>/ code."""
+    return [DOCS / n.page for n in COURSE.lessons if not n.notebook]
 
 
 def english_sibling(page: Path) -> Path:

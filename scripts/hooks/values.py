@@ -65,10 +65,8 @@ def fill(markdown: str, page_name: str) -> str:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    snippets = Path(config.config_file_path).resolve().parent / "snippets"
-    _snippets[:] = [snippets]
-    if str(snippets) not in sys.path:
-        sys.path.insert(0, str(snippets))
+    # snippets/ is an installed (editable) package: `make` puts it on every venv's path.
+    _snippets[:] = [Path(config.config_file_path).resolve().parent / "snippets"]
     return config
 
 

@@ -3,15 +3,8 @@
 Run it: python snippets/kv_cache/crossover.py
 """
 
-import sys
-from pathlib import Path
-
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from kv_cache.kappa import kappa
-from specs.models import load_model
-from transformer_infra.weight_bytes import BF16, awq_format, total_bytes
+from core.formats import BF16, checkpoint_format, resident_weight_bytes
+from core.models import kv_bytes_per_token, load_model
 
 BATCHES = (1, 8, 32, 64)
 
@@ -27,10 +20,11 @@ def crossover_context(weight_bytes: float, kappa_bytes: float, batch: int = 1) -
 
 def main() -> None:
     spec = load_model("qwen2.5-7b-instruct")
-    k = kappa(spec)
+    k = kv_bytes_per_token(spec)
+    awq = checkpoint_format(load_model("qwen2.5-7b-instruct-awq"))
     weights = {
-        "BF16 weights": total_bytes(spec, BF16),
-        "AWQ weights": total_bytes(spec, awq_format()),
+        "BF16 weights": resident_weight_bytes(spec, BF16),
+        "AWQ weights": resident_weight_bytes(spec, awq),
     }
     print(f"{spec.name}: context per sequence at which KV bytes = weight bytes\n")
     print(f"{'batch':>6}" + "".join(f"{name:>15}" for name in weights))

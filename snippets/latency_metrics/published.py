@@ -4,21 +4,17 @@ The measurements are other people's (cited on the page); only the bounds are com
 Run it: python snippets/latency_metrics/published.py
 """
 
-import sys
-from pathlib import Path
-
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL, decode_bytes, e2e_bound_s
+from core.forward import decode_bytes
+from core.gpus import load_gpus
+from core.models import load_model
+from core.roofline import e2e_bound_s
+from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL
 from prefill_decode.values import (
     GPT_FAST_BANDWIDTH_GBS,
     GPT_FAST_TOK_S,
     QWEN_BENCH_AWQ_TOK_S,
     QWEN_BENCH_BF16_TOK_S,
 )
-from specs import load_gpus
-from specs.models import load_model
 
 # Qwen2.5 speed benchmark setting: one A100 80GB, vLLM 0.6.3, batch 1, this prompt and output.
 QWEN_BENCH_GPU = "a100_80gb_sxm"

@@ -4,11 +4,9 @@ Reads labs/results/<gpu>/*.json (written by labs/prefill_decode/phases.py and sw
 checked by scripts/verify_labs.py) and prints one table per run with its provenance. CPU-only.
 The page renders the printed Markdown; lines outside tables stay plain text (the site test looks
 for each of them, verbatim, in the built page).
-Lower bounds, not predictions: no run can beat them, and a real one stays above them.
-  TTFT      >= max(2 (N - E) S / peak FLOP/s, (W - 2E + kappa S) / bandwidth)
-  ms/token  >= (W - 2E + kappa c) / bandwidth
-E: the input embedding table (looked up, no FLOPs), W: weight bytes as loaded, c: mean context.
-N and kappa come from phase_intensity.QWEN25_7B; GPU figures from snippets/specs/gpus.toml.
+Lower bounds, not predictions: no run can beat them, and a real one stays above them. They come
+from the course's core for the weights the run loaded (AWQ or BF16): core.roofline.ttft_bound and
+the mean of core.roofline.tpot_bound over the run's decode steps.
 
 Run it: python snippets/prefill_decode/lab_results.py [zh|en]
 """
@@ -18,15 +16,15 @@ import statistics
 import sys
 from pathlib import Path
 
-if __name__ == "__main__":  # run as a script: make snippets/ importable (the build already has it)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import core
+from core.formats import BF16, WeightFormat, checkpoint_format
+from core.gpus import GPU, load_gpus
+from core.models import ModelSpec, load_models, model_for_repo
+from core.roofline import decode_steps_bound_s, ttft_bound
 
-import specs
-from prefill_decode.phase_intensity import QWEN25_7B
-from specs import GPU, load_gpus
-
-RESULTS = specs.DATA_DIR.parents[1] / "labs" / "results"
-# labs/results/<folder> -> snippets/specs/gpus.toml key, where the two names differ
+# snippets/core/ -> the repository root (markdown-exec runs this without __file__)
+RESULTS = Path(core.__file__).resolve().parents[2] / "labs" / "results"
+# labs/results/<folder> -> core/gpus.toml key, where the two names differ
 # (folders are the driver's device name, e.g. "NVIDIA A100-SXM4-80GB" -> a100_sxm4_80gb).
 GPU_KEYS = {"a100_sxm4_80gb": "a100_80gb_sxm", "h100_80gb_hbm3": "h100_sxm", "h200": "h200_sxm"}
 
@@ -59,13 +57,13 @@ TEXT = {
         },
         "median": "有重复时取中位数。",
         "bounds": (
-            "下界只是下限，不是预测。TTFT ≥ 2(N − E)·S ÷ 峰值 FLOP/s，"
-            "且不低于把权重和 KV 读一遍的时间；"
-            "每 token 时间 ≥（加载后的权重字节 − 输入嵌入表 + κ × 上下文）÷ 显存带宽。"
-            "E 是输入嵌入表的参数量。实测值来自 vLLM 的请求指标。"
+            "下界只是下限，不是预测，按这次运行实际加载的权重格式计算："
+            "TTFT ≥ max(预填充运算量 ÷ 峰值算力, 预填充字节 ÷ 显存带宽)，"
+            "每 token 时间 ≥ 各解码步（权重 + 当时上下文的 KV）字节 ÷ 显存带宽的平均。"
+            "实测值来自 vLLM 的请求指标。"
         ),
         "no_bound": (
-            "— 表示没有下界：GPU 不在 snippets/specs/gpus.toml 中，或模型不是 Qwen2.5-7B。"
+            "— 表示没有下界：GPU 不在 snippets/core/gpus.toml 中，或课程没有这个模型的配置。"
         ),
     },
     "en": {
@@ -97,8 +95,8 @@ TEXT = {
             "table. Measurements come from vLLM's request metrics."
         ),
         "no_bound": (
-            "— marks a missing bound: the GPU is not in snippets/specs/gpus.toml, or the "
-            "model is not Qwen2.5-7B."
+            "— marks a missing bound: the GPU is not in snippets/core/gpus.toml, or the "
+            "course has no config for the model."
         ),
     },
 }
@@ -114,33 +112,31 @@ def gpu_for(run: dict, gpus: dict[str, GPU]) -> GPU | None:
     return gpus.get(GPU_KEYS.get(slug, slug))
 
 
-def is_qwen25_7b(run: dict) -> bool:
+def model_for(run: dict) -> tuple[ModelSpec, WeightFormat] | None:
+    """The course's model file for the run and the weight format the run loaded, if known.
+
+    A real run names its Hugging Face repo; a dummy run names its config folder, which has the
+    same name as the course's model file. AWQ runs get the checkpoint's own AWQ layout.
+    """
     model = run["model"]
-    return (
-        model["kv_bytes_per_token"] == QWEN25_7B.kv_bytes_per_token
-        and model["num_parameters"] is not None
-        and abs(model["num_parameters"] / QWEN25_7B.params - 1) < 1e-3
-    )
+    spec = model_for_repo(model["id"]) or load_models().get(model["id"])
+    if spec is None:
+        return None
+    quantized = "awq" in (model["quantization"] or "")
+    if quantized and spec.quantization is None:
+        return None  # an AWQ run of a model the course only has in BF16
+    return spec, checkpoint_format(spec) if quantized else BF16
 
 
-def token_bytes(run: dict, context: float) -> float:
-    """Bytes a batch-1 forward pass must read: weights (less the 16-bit input embedding table,
-    of which it looks up rows only) and the KV cache of the context."""
-    model = run["model"]
-    weights = model["weight_bytes"] - 2 * model["embedding_parameters"]
-    return weights + QWEN25_7B.kv_bytes_per_token * context
+def ttft_bound_s(spec: ModelSpec, fmt: WeightFormat, gpu: GPU, prompt: int) -> float:
+    return ttft_bound(gpu, spec, prompt, fmt).seconds
 
 
-def ttft_bound_s(run: dict, gpu: GPU, prompt: int) -> float:
-    """Prefill is at least its FLOPs at peak, and at least its bytes at full bandwidth."""
-    working = QWEN25_7B.params - run["model"]["embedding_parameters"]
-    compute = 2 * working * prompt / gpu.peak_flops
-    return max(compute, token_bytes(run, prompt) / gpu.bandwidth_bytes)
-
-
-def token_bound_s(run: dict, gpu: GPU, prompt: int, new: int) -> float:
-    """A decode step reads every byte once; the context grows from prompt to prompt + new."""
-    return token_bytes(run, prompt + new / 2) / gpu.bandwidth_bytes
+def token_bound_s(spec: ModelSpec, fmt: WeightFormat, gpu: GPU, prompt: int, new: int):
+    """Mean lower bound of the new - 1 decode steps after the first token; None for one token."""
+    if new < 2:
+        return None
+    return decode_steps_bound_s(gpu, spec, prompt, new, fmt) / (new - 1)
 
 
 def rows(run: dict) -> list[tuple[str, int, int, dict[str, float | None]]]:
@@ -162,20 +158,20 @@ def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
     def ms(seconds: float | None) -> str:
         return "—" if seconds is None else f"{seconds * 1e3:,.1f}"
 
-    bounded = gpu is not None and is_qwen25_7b(run)
+    resolved = model_for(run) if gpu is not None else None
     header = text["header"]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     for label, prompt, new, med in rows(run):
-        ttft_bound = ttft_bound_s(run, gpu, prompt) if bounded else None
-        token_bound = token_bound_s(run, gpu, prompt, new) if bounded else None
+        ttft_floor = ttft_bound_s(*resolved, gpu, prompt) if resolved else None
+        token_floor = token_bound_s(*resolved, gpu, prompt, new) if resolved else None
         cells = [
             text["labels"].get(label, label),
             f"{prompt:,}",
             f"{new:,}",
             ms(med["ttft_s"]),
-            ms(ttft_bound),
+            ms(ttft_floor),
             ms(med["tpot_s"]),
-            ms(token_bound),
+            ms(token_floor),
             f"{med['wall_s']:.3f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")

@@ -11,15 +11,10 @@ import math
 import sys
 from dataclasses import dataclass
 from html import escape
-from pathlib import Path
 
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from latency_metrics.bounds import decode_bytes, decode_flops, prefill_bytes, prefill_flops
-from roofline.ridge_table import attainable_flops
-from specs import GPU, load_gpus
-from specs.models import ModelSpec, load_model
+from core.gpus import GPU, load_gpus
+from core.models import ModelSpec, load_model
+from core.roofline import attainable_flops, decode_intensity, prefill_intensity
 
 GPU_KEY = "rtx_4090"
 MODEL_KEY = "qwen2.5-7b-instruct"
@@ -88,14 +83,10 @@ def workload_points(
     """Prefill at each prompt length and one decode step, as (FLOPs / bytes) of the whole pass."""
     text = labels(lang)
     points = [
-        Point(
-            text["prefill"].format(n=f"{s:,}"),
-            prefill_flops(model, s) / prefill_bytes(model, s),
-            "prefill",
-        )
+        Point(text["prefill"].format(n=f"{s:,}"), prefill_intensity(model, s), "prefill")
         for s in lengths
     ]
-    decode = decode_flops(model) / decode_bytes(model, context)
+    decode = decode_intensity(model, context)
     points.append(Point(text["decode"].format(n=f"{context:,}"), decode, "decode"))
     return points
 

@@ -6,13 +6,8 @@ run it again: python snippets/roofline/gemm_intensity.py
 """
 
 import math
-import sys
-from pathlib import Path
 
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from specs import load_gpus
+from core.gpus import load_gpus
 
 SHAPE = (3584, 18944)  # Qwen2.5-7B-Instruct up_proj: hidden x intermediate
 BYTES = 2  # BF16

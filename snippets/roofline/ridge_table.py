@@ -1,4 +1,4 @@
-"""Peak compute, memory bandwidth and ridge point of every GPU in snippets/specs/gpus.toml.
+"""Peak compute, memory bandwidth and ridge point of every GPU in snippets/core/gpus.toml.
 
 The ridge point is where the roofline turns: I* = peak FLOP/s / bandwidth (Williams, Waterman and
 Patterson, 2009). Work below it is memory-bound, above it compute-bound.
@@ -6,20 +6,7 @@ Patterson, 2009). Work below it is memory-bound, above it compute-bound.
 Run it: python snippets/roofline/ridge_table.py
 """
 
-import sys
-from pathlib import Path
-
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from specs import GPU, load_gpus
-
-
-def attainable_flops(gpu: GPU, intensity: float) -> float:
-    """The roofline: min(peak FLOP/s, intensity x bandwidth), in FLOP/s."""
-    if not intensity > 0:
-        raise ValueError(f"arithmetic intensity must be positive, got {intensity!r}")
-    return min(gpu.peak_flops, intensity * gpu.bandwidth_bytes)
+from core.gpus import GPU, load_gpus
 
 
 def ridge_table(gpus: dict[str, GPU]) -> list[str]:

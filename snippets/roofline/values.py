@@ -4,24 +4,11 @@ Pages refer to them as {{ roofline.<name> }}; scripts/hooks/values.py fills them
 Run `python snippets/roofline/values.py` to list every name and its value.
 """
 
-import sys
-from pathlib import Path
-
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from latency_metrics.bounds import (
-    decode_bytes,
-    decode_flops,
-    prefill_bytes,
-    prefill_flops,
-    prefill_memory_bound_below,
-)
+from core.gpus import load_gpus
+from core.models import load_model
+from core.roofline import attainable_flops, decode_intensity, prefill_intensity
 from roofline.chart import DECODE_CONTEXT, GPU_KEY, MODEL_KEY, PREFILL_LENGTHS
 from roofline.gemm_intensity import SHAPE, gemm_intensity, intensity_limit, tokens_to_reach
-from roofline.ridge_table import attainable_flops
-from specs import load_gpus
-from specs.models import load_model
 
 
 def values() -> dict[str, str]:
@@ -30,8 +17,8 @@ def values() -> dict[str, str]:
     by_ridge = sorted(gpus.values(), key=lambda g: g.ridge_point)
     low, high = by_ridge[0], by_ridge[-1]
     h100 = gpus["h100_sxm"]
-    decode_i = decode_flops(model) / decode_bytes(model, DECODE_CONTEXT)
-    prefill_i = {s: prefill_flops(model, s) / prefill_bytes(model, s) for s in PREFILL_LENGTHS}
+    decode_i = decode_intensity(model, DECODE_CONTEXT)
+    prefill_i = {s: prefill_intensity(model, s) for s in PREFILL_LENGTHS}
     short, long_ = PREFILL_LENGTHS[1], PREFILL_LENGTHS[-1]
     decode_perf = attainable_flops(gpu, decode_i)
     k, n = SHAPE
@@ -60,7 +47,6 @@ def values() -> dict[str, str]:
         "short_prefill_intensity": f"{prefill_i[short]:.0f}",
         "long_prefill": f"{long_:,}",
         "long_prefill_intensity": f"{prefill_i[long_]:,.0f}",
-        "prefill_memory_bound_below": f"{prefill_memory_bound_below(gpu, model):.0f}",
         # one linear layer, T tokens at a time
         "gemm_k": f"{k:,}",
         "gemm_n": f"{n:,}",

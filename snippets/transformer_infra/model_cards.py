@@ -4,14 +4,9 @@ Run it: python snippets/transformer_infra/model_cards.py
 """
 
 import re
-import sys
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
-from pathlib import Path
 
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from specs.models import ModelSpec, load_models
+from core.models import ModelSpec, load_models, non_embedding_params, params
 
 CARD_FIGURE = re.compile(r"\d+(\.\d+)?B")  # "7.61B", "72.7B", "8B"
 
@@ -34,13 +29,13 @@ def card_reading(count: int, card: str) -> str:
 
 
 def counts(spec: ModelSpec) -> dict[str, int]:
-    return {"params": spec.params, "non_embedding_params": spec.non_embedding_params}
+    return {"params": params(spec), "non_embedding_params": non_embedding_params(spec)}
 
 
 def main() -> None:
     models = [m for m in load_models().values() if m.quantization is None and m.model_card]
     print(f"{'model':<24}{'count':<14}{'exact':>16}{'rounded':>10}{'card':>9}  card is")
-    models.sort(key=lambda m: m.params)
+    models.sort(key=params)
     for spec in models:
         for field, exact in counts(spec).items():
             card = spec.model_card.get(field)

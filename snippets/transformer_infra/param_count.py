@@ -3,40 +3,16 @@
 Run it: python snippets/transformer_infra/param_count.py
 """
 
-import sys
-from pathlib import Path
-
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from specs.models import ModelSpec, load_model
+from core.models import ModelSpec, layer_parameters, load_model, non_embedding_params, params
 
 MODEL = "qwen2.5-7b-instruct"
-
-
-def layer_parts(spec: ModelSpec) -> list[tuple[str, int]]:
-    """(name, parameters) of one decoder layer, in the order a token passes through them."""
-    h, kv, ff = spec.hidden_size, spec.kv_dim, spec.intermediate_size
-    q = spec.num_heads * spec.head_dim  # equals h for these models
-    bias = int(spec.attention_qkv_bias)  # Qwen2: q, k and v carry a bias vector, o does not
-    return [
-        ("input_layernorm", h),  # RMSNorm: one scale per hidden dimension
-        ("q_proj" + " + bias" * bias, h * q + bias * q),
-        ("k_proj" + " + bias" * bias, h * kv + bias * kv),
-        ("v_proj" + " + bias" * bias, h * kv + bias * kv),
-        ("o_proj", q * h),
-        ("post_attention_layernorm", h),
-        ("gate_proj", h * ff),  # gated MLP: down(silu(gate(x)) * up(x))
-        ("up_proj", h * ff),
-        ("down_proj", ff * h),
-    ]
 
 
 def parameter_rows(spec: ModelSpec) -> list[tuple[str, int | None, int]]:
     """(component, parameters per layer or None, total parameters) for the whole model."""
     embedding = spec.vocab_size * spec.hidden_size
     rows: list[tuple[str, int | None, int]] = [("embed_tokens", None, embedding)]
-    rows += [(name, n, n * spec.num_layers) for name, n in layer_parts(spec)]
+    rows += [(name, n, n * spec.num_layers) for name, n in layer_parameters(spec)]
     rows.append(("norm (final)", None, spec.hidden_size))
     rows.append(("lm_head", None, 0 if spec.tie_word_embeddings else embedding))
     return rows
@@ -50,9 +26,10 @@ def main() -> None:
     spec = load_model(MODEL)
     rows = parameter_rows(spec)
     total = sum(n for _, _, n in rows)
+    if total != params(spec):
+        raise ValueError(f"the table adds up to {total:,}, the core counts {params(spec):,}")
     per_layer = sum(n for _, n, _ in rows if n is not None)
-    by_name = {name: n_total for name, _, n_total in rows}
-    non_embedding = total - by_name["embed_tokens"] - by_name["lm_head"]
+    non_embedding = non_embedding_params(spec)
     print(f"{spec.name}, {spec.num_layers} layers\n")
     print(f"{'component':<26}{'per layer':>14}{'total':>17}{'share':>9}")
     for name, n, n_total in rows:

@@ -4,31 +4,16 @@ Pages refer to them as {{ transformer_infra.<name> }}; scripts/hooks/values.py f
 Run `python snippets/transformer_infra/values.py` to list every name and its value.
 """
 
-import sys
 from decimal import ROUND_DOWN, Decimal
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make snippets/ importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from specs.models import ModelSpec, load_model
-from transformer_infra.flops_per_token import (
-    attention_equals_weights_context,
-    attention_flops_per_token,
-    matmul_weights,
-    weight_flops_per_token,
-)
+from core.formats import BF16, FP8, bits_per_linear_weight, resident_weight_bytes
+from core.formats import weight_bytes_by_part as weight_bytes
+from core.forward import attention_flops_per_token, decode_flops, decode_matmul_params
+from core.models import ModelSpec, layer_parameters, load_model, non_embedding_params, params
+from transformer_infra.flops_per_token import attention_equals_weights_context
 from transformer_infra.model_cards import in_billions
-from transformer_infra.param_count import layer_parts, parameter_rows
-from transformer_infra.weight_bytes import (
-    BF16,
-    FP8,
-    PUBLISHED_SHARDS_GB,
-    awq_format,
-    bits_per_linear_weight,
-    total_bytes,
-    weight_bytes,
-)
+from transformer_infra.param_count import parameter_rows
+from transformer_infra.weight_bytes import PUBLISHED_SHARDS_GB, awq_format
 
 SHORT_CONTEXT = 4096  # prose: attention's share of the FLOPs at a chat-sized context
 ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
@@ -45,21 +30,21 @@ def values() -> dict[str, str]:
     qwen = load_model("qwen2.5-7b-instruct")
     llama = load_model("llama-3.1-8b-instruct")
     q72 = load_model("qwen2.5-72b-instruct")
-    n = qwen.params
+    n = params(qwen)
     totals = {name.split()[0]: total for name, _, total in parameter_rows(qwen)}
-    layer = {name.split()[0]: count for name, count in layer_parts(qwen)}
+    layer = {name.split()[0]: count for name, count in layer_parameters(qwen)}
     attention_layer = sum(layer[m] for m in ATTENTION)
     mlp_layer = sum(layer[m] for m in MLP)
     embedding = totals["embed_tokens"]
     context = qwen.max_position_embeddings
-    weights_flops = weight_flops_per_token(qwen)
+    weights_flops = decode_flops(qwen)
     attention_short = attention_flops_per_token(qwen, SHORT_CONTEXT)
     attention_context = attention_flops_per_token(qwen, context)
     awq = awq_format()
     awq_parts = weight_bytes(qwen, awq)
     awq_groups = awq_parts["group scales"] + awq_parts["group zeros"]
-    awq_embeddings = awq_parts["embed_tokens + lm_head"]
-    bf16_bytes, fp8_bytes, awq_bytes = (total_bytes(qwen, f) for f in (BF16, FP8, awq))
+    awq_embeddings = awq_parts["embedding"] + awq_parts["lm_head"]
+    bf16_bytes, fp8_bytes, awq_bytes = (resident_weight_bytes(qwen, f) for f in (BF16, FP8, awq))
     bf16_shards = PUBLISHED_SHARDS_GB["qwen2.5-7b-instruct"]
     awq_shards = PUBLISHED_SHARDS_GB["qwen2.5-7b-instruct-awq"]
     q72_card_gap = card_billions(q72, "params") - card_billions(q72, "non_embedding_params")
@@ -81,9 +66,9 @@ def values() -> dict[str, str]:
         "params_rounded": in_billions(n, qwen.model_card["params"]),
         "params_truncated": in_billions(n, qwen.model_card["params"], ROUND_DOWN),
         "card_params": qwen.model_card["params"],
-        "non_embedding": f"{qwen.non_embedding_params:,}",
-        "non_embedding_rounded": in_billions(qwen.non_embedding_params, "0.00B"),
-        "non_embedding_truncated": in_billions(qwen.non_embedding_params, "0.00B", ROUND_DOWN),
+        "non_embedding": f"{non_embedding_params(qwen):,}",
+        "non_embedding_rounded": in_billions(non_embedding_params(qwen), "0.00B"),
+        "non_embedding_truncated": in_billions(non_embedding_params(qwen), "0.00B", ROUND_DOWN),
         "card_non_embedding": qwen.model_card["non_embedding_params"],
         "per_layer": f"{sum(layer.values()):,}",
         "embedding": f"{embedding:,}",
@@ -96,7 +81,7 @@ def values() -> dict[str, str]:
         "norm_params": f"{sum(totals[m] for m in NORMS):,}",
         # FLOPs per token
         "two_n_gflop": f"{2 * n / 1e9:.2f}",
-        "matmul_weights": f"{matmul_weights(qwen):,}",
+        "matmul_weights": f"{decode_matmul_params(qwen):,}",
         "matmul_gflop": f"{weights_flops / 1e9:.2f}",
         "two_n_overstates": f"{2 * n / weights_flops - 1:.1%}",
         "attention_equals_weights": f"{attention_equals_weights_context(qwen):,.0f}",
@@ -126,18 +111,18 @@ def values() -> dict[str, str]:
         "bf16_to_awq": f"{bf16_bytes / awq_bytes:.2f}",
         # the other model cards
         "llama_name": llama.name,
-        "llama_params": f"{llama.params:,}",
+        "llama_params": f"{params(llama):,}",
         "llama_card": llama.model_card["params"],
-        "llama_bf16_gb": f"{total_bytes(llama, BF16) / 1e9:.2f}",
-        "llama_two_n_gflop": f"{2 * llama.params / 1e9:.2f}",
+        "llama_bf16_gb": f"{resident_weight_bytes(llama, BF16) / 1e9:.2f}",
+        "llama_two_n_gflop": f"{2 * params(llama) / 1e9:.2f}",
         "q72_name": q72.name,
-        "q72_params": f"{q72.params:,}",
+        "q72_params": f"{params(q72):,}",
         "q72_card": q72.model_card["params"],
-        "q72_non_embedding": f"{q72.non_embedding_params:,}",
-        "q72_non_embedding_rounded": in_billions(q72.non_embedding_params, "0.0B"),
+        "q72_non_embedding": f"{non_embedding_params(q72):,}",
+        "q72_non_embedding_rounded": in_billions(non_embedding_params(q72), "0.0B"),
         "q72_card_non_embedding": q72.model_card["non_embedding_params"],
         "q72_card_gap": f"{q72_card_gap}B",
-        "q72_embedding_pair": in_billions(q72.params - q72.non_embedding_params, "0.00B"),
+        "q72_embedding_pair": in_billions(params(q72) - non_embedding_params(q72), "0.00B"),
     }
 
 

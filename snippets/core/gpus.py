@@ -1,10 +1,11 @@
-"""Shared specifications for every lesson: GPUs (gpus.toml) and models (models/*.json)."""
+"""GPU specifications (core/gpus.toml): dense peak compute, memory bandwidth, capacity, source."""
 
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parent
+GPUS_FILE = Path(__file__).resolve().parent / "gpus.toml"
+GIB = 2**30
 
 
 @dataclass(frozen=True)
@@ -13,7 +14,7 @@ class GPU:
     name: str
     bf16_dense_tflops: float
     memory_bandwidth_gbs: float
-    memory_gb: float
+    memory_gb: float  # as marketed; DRAM chips are binary, so "24 GB" holds 24 GiB
     memory_type: str
     source: str
 
@@ -26,12 +27,24 @@ class GPU:
         return self.memory_bandwidth_gbs * 1e9
 
     @property
+    def memory_bytes(self) -> float:
+        """Capacity read as binary gibibytes (how the chips are built and what CUDA reports)."""
+        return self.memory_gb * GIB
+
+    @property
     def ridge_point(self) -> float:
         """FLOPs per byte where the roofline turns from memory-bound to compute-bound."""
         return self.peak_flops / self.bandwidth_bytes
 
 
-def load_gpus(path: Path = DATA_DIR / "gpus.toml") -> dict[str, GPU]:
+def load_gpus(path: Path = GPUS_FILE) -> dict[str, GPU]:
     with path.open("rb") as f:
         table = tomllib.load(f)
     return {key: GPU(key=key, **row) for key, row in table.items()}
+
+
+def load_gpu(key: str) -> GPU:
+    gpus = load_gpus()
+    if key not in gpus:
+        raise KeyError(f"no GPU '{key}' in {GPUS_FILE} (known: {', '.join(gpus)})")
+    return gpus[key]

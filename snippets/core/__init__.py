@@ -1,0 +1,11 @@
+"""The course's inference-arithmetic core: every model and GPU quantity is computed here, once.
+
+- core.models: shape from config.json, exact parameter counts, kappa (KV bytes per token)
+- core.formats: weight formats (BF16, FP8, AWQ from the checkpoint's quantization config), bytes
+- core.forward: FLOPs and bytes of a prefill pass and of a decode step, attention FLOPs apart
+- core.gpus: GPU specifications (gpus.toml)
+- core.roofline: lower bounds on TTFT, TPOT and E2E; crossover and critical batch; MBU and MFU
+- core.memory: what a GPU's memory holds of KV cache next to the weights
+
+Lessons import from here and show the formula they teach; nothing here imports a lesson.
+"""

@@ -1,0 +1,150 @@
+"""Roofline lower bounds for a (model, weight format, GPU, lengths, batch).
+
+A forward pass can be no faster than its FLOPs at peak compute, nor than its bytes at peak
+bandwidth: t >= max(FLOPs / peak FLOP/s, bytes / bandwidth) (Williams, Waterman and Patterson,
+2009). Anything left out (attention's own FLOPs, activations, kernel launches, the scheduler) only
+adds time, so every figure here is a LOWER bound, never a prediction of a measurement.
+"""
+
+from dataclasses import dataclass
+
+from core.formats import SIXTEEN_BIT, WeightFormat, streamed_weight_bytes
+from core.forward import (
+    decode_bytes,
+    decode_flops,
+    decode_matmul_params,
+    prefill_bytes,
+    prefill_flops,
+    require_count,
+)
+from core.gpus import GPU
+from core.models import ModelSpec, kv_bytes_per_token, layer_matmul_params, lm_head_params
+
+
+def attainable_flops(gpu: GPU, intensity: float) -> float:
+    """The roofline: min(peak FLOP/s, intensity x bandwidth), in FLOP/s."""
+    if not intensity > 0:
+        raise ValueError(f"arithmetic intensity must be positive, got {intensity!r}")
+    return min(gpu.peak_flops, intensity * gpu.bandwidth_bytes)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """max(compute time, memory time): the lower bound, and which of the two sets it."""
+
+    compute_s: float
+    memory_s: float
+
+    @property
+    def seconds(self) -> float:
+        return max(self.compute_s, self.memory_s)
+
+    @property
+    def memory_bound(self) -> bool:
+        return self.memory_s >= self.compute_s
+
+
+def bound(gpu: GPU, flops: float, nbytes: float) -> Bound:
+    return Bound(flops / gpu.peak_flops, nbytes / gpu.bandwidth_bytes)
+
+
+def prefill_intensity(model: ModelSpec, prompt_len: int, fmt: WeightFormat | None = None) -> float:
+    """FLOPs per byte of one prefill pass (batch 1)."""
+    return prefill_flops(model, prompt_len) / prefill_bytes(model, prompt_len, fmt)
+
+
+def decode_intensity(
+    model: ModelSpec, context: int, fmt: WeightFormat | None = None, batch: int = 1
+) -> float:
+    """FLOPs per byte of one decode step for `batch` sequences at `context` cached tokens each."""
+    return decode_flops(model, batch) / decode_bytes(model, context, fmt, batch)
+
+
+def ttft_bound(
+    gpu: GPU, model: ModelSpec, prompt_len: int, fmt: WeightFormat | None = None, batch: int = 1
+) -> Bound:
+    """TTFT >= prefill time >= max(prefill FLOPs / peak, prefill bytes / bandwidth)."""
+    return bound(
+        gpu, prefill_flops(model, prompt_len, batch), prefill_bytes(model, prompt_len, fmt, batch)
+    )
+
+
+def tpot_bound(
+    gpu: GPU, model: ModelSpec, context: int, fmt: WeightFormat | None = None, batch: int = 1
+) -> Bound:
+    """TPOT >= one decode step at this context; contexts only grow, so it holds for every step."""
+    return bound(gpu, decode_flops(model, batch), decode_bytes(model, context, fmt, batch))
+
+
+def e2e_bound_s(
+    gpu: GPU,
+    model: ModelSpec,
+    prompt_len: int,
+    new_tokens: int,
+    fmt: WeightFormat | None = None,
+    batch: int = 1,
+) -> float:
+    """E2E >= prefill (which emits the first token) + one decode step per further token.
+
+    Decode step i reads the KV of the prompt and of the i - 1 tokens generated before its input.
+    """
+    require_count("new_tokens", new_tokens, 1)
+    steps = sum(
+        tpot_bound(gpu, model, prompt_len + i - 1, fmt, batch).seconds for i in range(1, new_tokens)
+    )
+    return ttft_bound(gpu, model, prompt_len, fmt, batch).seconds + steps
+
+
+def decode_steps_bound_s(
+    gpu: GPU, model: ModelSpec, prompt_len: int, new_tokens: int, fmt: WeightFormat | None = None
+) -> float:
+    """The decode part of E2E: the new_tokens - 1 steps after the first token (batch 1)."""
+    require_count("new_tokens", new_tokens, 1)
+    return e2e_bound_s(gpu, model, prompt_len, new_tokens, fmt) - (
+        ttft_bound(gpu, model, prompt_len, fmt).seconds
+    )
+
+
+def prefill_crossover_len(gpu: GPU, model: ModelSpec, fmt: WeightFormat | None = None) -> float:
+    """Prompt length from which the prefill bound is set by compute rather than bandwidth.
+
+    Solves 2*M*S + 2*V*h = R * (W + kappa*S) for S, with R the ridge point, M the layers' matmul
+    weights, V*h the lm_head, W the streamed weight bytes and kappa the KV bytes per token.
+    """
+    ridge, kappa = gpu.ridge_point, kv_bytes_per_token(model, SIXTEEN_BIT)
+    weights = streamed_weight_bytes(model, fmt)
+    return (ridge * weights - 2 * lm_head_params(model)) / (
+        2 * layer_matmul_params(model) - ridge * kappa
+    )
+
+
+def critical_batch(
+    gpu: GPU, model: ModelSpec, context: int, fmt: WeightFormat | None = None
+) -> float | None:
+    """Batch size at which a decode step's compute time meets its memory time.
+
+    Solves 2*B*M' / P = (W + B*kappa*S) / BW for B: B* = R*W / (2*M' - R*kappa*S). None when the
+    KV term grows as fast as the compute, so no batch size ever makes the step compute-bound.
+    """
+    require_count("context", context, 0)
+    ridge, kappa = gpu.ridge_point, kv_bytes_per_token(model, SIXTEEN_BIT)
+    denominator = 2 * decode_matmul_params(model) - ridge * kappa * context
+    if denominator <= 0:
+        return None
+    return ridge * streamed_weight_bytes(model, fmt) / denominator
+
+
+def decode_intensity_limit(model: ModelSpec, context: int) -> float:
+    """What decode intensity approaches as the batch grows: 2*M' / (kappa * S)."""
+    require_count("context", context, 1)
+    return 2 * decode_matmul_params(model) / (kv_bytes_per_token(model, SIXTEEN_BIT) * context)
+
+
+def bandwidth_utilization(gpu: GPU, nbytes: float, seconds: float) -> float:
+    """MBU: the bytes a step must move over its measured time, as a share of peak bandwidth."""
+    return nbytes / seconds / gpu.bandwidth_bytes
+
+
+def flops_utilization(gpu: GPU, flops: float, seconds: float) -> float:
+    """MFU: the FLOPs a step must do over its measured time, as a share of peak compute."""
+    return flops / seconds / gpu.peak_flops
