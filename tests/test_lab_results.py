@@ -17,8 +17,9 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
 
+from core.formats import BF16, checkpoint_format
+from core.models import load_model
 from prefill_decode import lab_results
-from prefill_decode.phase_intensity import QWEN25_7B
 
 RESULTS = ROOT / "labs" / "results"
 
@@ -274,6 +275,17 @@ def test_without_recorded_runs_the_page_says_so(tmp_path, capsys, lang, sentence
     assert capsys.readouterr().out.startswith(sentence)
 
 
+# Qwen2.5-7B-Instruct, written out from its config.json
+H, VOCAB, KAPPA = 3584, 152064, 2 * 28 * 4 * 128 * 2
+LAYER_MATMUL = 28 * (2 * H * H + 2 * H * 512 + 3 * H * 18944)  # the 7 matrices of every layer
+AWQ_BYTES = 5_570_747_392  # the checkpoint's weights in GPU memory (tests/test_core.py)
+
+
+def long_prompt_cells(out: str) -> list[str]:
+    line = next(line for line in out.splitlines() if "long prompt" in line)
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
 def test_a_recorded_run_is_shown_with_provenance_and_lower_bounds(tmp_path, capsys):
     results = record(tmp_path, document("phases"), "phases-20261129T120000Z.json")
     lab_results.main("en", results)
@@ -281,14 +293,54 @@ def test_a_recorded_run_is_shown_with_provenance_and_lower_bounds(tmp_path, caps
     assert "RTX 4090 (NVIDIA GeForce RTX 4090, driver 580.00, CUDA 13.0)" in out
     assert "vLLM 0.26.0 · torch 2.11.0" in out and "2026-11-29" in out
     assert "· labs/results/rtx_4090/phases-20261129T120000Z.json" in out
-    long_prompt = next(line for line in out.splitlines() if "long prompt" in line)
-    cells = [c.strip() for c in long_prompt.strip("|").split("|")]
-    # RTX 4090: 2 (N - E) S / 165.2 TFLOP/s with S = 2000; (W - 2E + kappa c) / 1008 GB/s
-    working = QWEN25_7B.params - 544_997_376
-    assert cells[4] == f"{2 * working * 2000 / 165.2e12 * 1e3:,.1f}"  # compute-bound at S = 2000
-    weights = 5_570_747_392 - 2 * 544_997_376
-    assert cells[6] == f"{(weights + 57344 * 2004) / 1008e9 * 1e3:,.1f}"
+    cells = long_prompt_cells(out)
+    # RTX 4090, S = 2000: compute-bound, (2 x layer matmuls x S + 2 x lm_head once) / 165.2 TFLOP/s
+    assert cells[4] == f"{(2 * LAYER_MATMUL * 2000 + 2 * VOCAB * H) / 165.2e12 * 1e3:,.1f}"
+    # 7 decode steps over contexts 2000..2006 (mean 2003); AWQ weights as loaded, without the
+    # input embedding table but with one row of it: (W - 2V h + 2h + kappa c) / 1008 GB/s
+    streamed = AWQ_BYTES - 2 * VOCAB * H + 2 * H
+    assert cells[6] == f"{(streamed + KAPPA * 2003) / 1008e9 * 1e3:,.1f}"
     assert "Lower bounds, not predictions" in out
+
+
+@pytest.mark.parametrize("quantization", ["awq", "awq_marlin", "auto_awq"])
+def test_every_name_vllm_gives_awq_gets_the_awq_bounds(tmp_path, capsys, quantization):
+    doc = document("phases")
+    doc["model"]["quantization"] = quantization
+    assert lab_results.model_for(doc)[1] == checkpoint_format(load_model("qwen2.5-7b-instruct-awq"))
+    lab_results.main("en", record(tmp_path, doc, "phases.json"))
+    cells = long_prompt_cells(capsys.readouterr().out)
+    assert cells[6] == f"{(AWQ_BYTES - 2 * VOCAB * H + 2 * H + KAPPA * 2003) / 1008e9 * 1e3:,.1f}"
+
+
+@pytest.mark.parametrize("model_id", ["Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b-instruct"])
+def test_a_bf16_run_gets_the_bf16_bounds(tmp_path, capsys, model_id):
+    # a real run names its Hugging Face repo; a dummy run names its config folder
+    doc = document("phases")
+    doc["model"].update(id=model_id, quantization=None, dtype="bfloat16")
+    spec, fmt = lab_results.model_for(doc)
+    assert (spec.key, fmt) == ("qwen2.5-7b-instruct", BF16)
+    lab_results.main("en", record(tmp_path, doc, "phases.json"))
+    cells = long_prompt_cells(capsys.readouterr().out)
+    streamed = 2 * 7_615_616_512 - 2 * VOCAB * H + 2 * H  # BF16: 2 bytes per parameter
+    assert cells[6] == f"{(streamed + KAPPA * 2003) / 1008e9 * 1e3:,.1f}"
+
+
+@pytest.mark.parametrize(
+    ("model_id", "quantization"),
+    [
+        ("tiny-qwen2", None),  # the labs' tiny dummy model: no course model file
+        ("Qwen/Qwen2.5-7B-Instruct", "awq"),  # AWQ weights of a model the course has in BF16
+        ("someone/other-model", None),
+    ],
+)
+def test_a_model_the_course_cannot_bound_gets_no_bound(tmp_path, capsys, model_id, quantization):
+    doc = document("phases")
+    doc["model"].update(id=model_id, quantization=quantization)
+    assert lab_results.model_for(doc) is None
+    lab_results.main("en", record(tmp_path, doc, "phases.json"))
+    cells = long_prompt_cells(capsys.readouterr().out)
+    assert cells[4] == cells[6] == "—" and cells[3] != "—"
 
 
 def test_a_gpu_without_specs_gets_no_bound(tmp_path, capsys):

@@ -1,33 +1,21 @@
 """The latency-metrics lesson: vllm bench serve's definitions, the roofline lower bounds, values."""
 
-import dataclasses
-
 import pytest
 
-from latency_metrics.bounds import (
-    AWQ_MODEL,
-    BF16_MODEL,
-    bounds_table,
-    decode_bytes,
-    decode_flops,
-    e2e_bound_s,
-    fits,
-    layer_matmul_params,
-    lm_head_params,
-    ms,
-    prefill_bytes,
-    prefill_flops,
-    prefill_memory_bound_below,
-    resident_weight_bytes,
-    streamed_weight_bytes,
-    tpot_bound,
-    ttft_bound,
-    weight_bytes,
+from core.gpus import GPU, load_gpus
+from core.models import load_model
+from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL, PROMPT_LENGTHS, bounds_table, ms
+from latency_metrics.metrics import (
+    TOY_SLO_MS,
+    TRACE,
+    StreamedRequest,
+    goodput,
+    meets_slos,
+    percentile,
+    summarize,
+    total_to_output_ratio,
 )
-from latency_metrics.metrics import TRACE, StreamedRequest, percentile, summarize
 from latency_metrics.values import values
-from specs import GPU, load_gpus
-from specs.models import load_model
 
 GPUS = load_gpus()
 RTX = GPUS["rtx_4090"]
@@ -123,128 +111,93 @@ def test_the_toy_trace_shows_what_the_lesson_says():
     assert run["total_token_throughput"] > 10 * run["output_throughput"]
 
 
-# --- bytes and FLOPs of Qwen2.5-7B-Instruct ---
+# --- goodput and the throughput ratio ---
 
 
-def test_bf16_weights_are_two_bytes_per_parameter():
-    assert resident_weight_bytes(BF16) == 2 * BF16.params
+def test_a_request_is_good_when_every_given_slo_holds():
+    r = request([0.125, 0.25, 0.375])  # TTFT 125 ms, TPOT 125 ms, E2E 375 ms (exact in binary)
+    assert meets_slos(r, {"ttft": 125, "tpot": 125, "e2el": 375})  # at the limit counts as met
+    assert not meets_slos(r, {"ttft": 124})
+    assert not meets_slos(r, {"ttft": 200, "tpot": 124})
+    assert meets_slos(request([0.05]), {"tpot": 0})  # one token: vLLM's TPOT of 0
 
 
-def test_a_decode_step_reads_the_lm_head_but_only_one_embedding_row():
-    parts = weight_bytes(BF16)
-    assert parts["lm_head"] == parts["embedding"] == 152064 * 3584 * 2
-    assert streamed_weight_bytes(BF16) == parts["layers"] + parts["lm_head"] + 3584 * 2
+@pytest.mark.parametrize("slos", [{}, {"itl": 50}, {"ttft": 100, "latency": 1}], ids=str)
+def test_slo_names_are_those_vllm_bench_serve_accepts(slos):
+    with pytest.raises(ValueError, match="SLO names must be some of"):
+        meets_slos(request([0.1]), slos)
 
 
-def test_tied_embeddings_are_read_once_as_the_lm_head():
-    tied = dataclasses.replace(BF16, tie_word_embeddings=True)
-    parts = weight_bytes(tied)
-    assert parts["lm_head"] == 0
-    assert streamed_weight_bytes(tied) == parts["layers"] + parts["embedding"]
+def test_goodput_counts_good_requests_over_the_whole_run():
+    # A: TTFT 120 ms > 100; B: TPOT (295 - 60) / 9 = 26.1 ms > 20; C: 50 ms, 11.7 ms: good
+    assert [meets_slos(r, TOY_SLO_MS) for r in TRACE] == [False, False, True]
+    assert goodput(TRACE, TOY_SLO_MS) == pytest.approx(1 / 0.315)  # B ends last, at 315 ms
+    assert goodput(TRACE, {"e2el": 1000}) == pytest.approx(summarize(TRACE)["request_throughput"])
 
 
-def test_awq_bytes_match_the_published_checkpoint():
-    # Qwen/Qwen2.5-7B-Instruct-AWQ ships shards of 4 GB and 1.57 GB (FACTS.md).
-    assert resident_weight_bytes(AWQ) / 1e9 == pytest.approx(5.57, abs=0.01)
-    # 4-bit weights + FP16 scales + 4-bit zeros per group of 128: 0.5 + 2/128 + 0.5/128 bytes each
-    quantized = layer_matmul_params(AWQ) * (0.5 + 2 / 128 + 0.5 / 128)
-    others = (AWQ.params - layer_matmul_params(AWQ)) * 2
-    assert resident_weight_bytes(AWQ) == pytest.approx(quantized + others)
+def test_total_over_output_throughput_is_prompt_plus_output_over_output():
+    assert total_to_output_ratio(1024, 128) == 9  # the bench's random dataset defaults
+    assert total_to_output_ratio(0, 5) == 1
+    run = summarize(TRACE)
+    prompts, outputs = sum(r.prompt_tokens for r in TRACE), sum(r.output_tokens for r in TRACE)
+    assert run["total_token_throughput"] / run["output_throughput"] == pytest.approx(
+        total_to_output_ratio(prompts, outputs)
+    )
+    with pytest.raises(ValueError, match="output tokens >= 1"):
+        total_to_output_ratio(10, 0)
 
 
-def test_unknown_quantization_and_bad_group_sizes_are_rejected():
-    gptq = dataclasses.replace(AWQ, quantization={"method": "gptq", "bits": 4, "group_size": 128})
-    with pytest.raises(ValueError, match="gptq"):
-        weight_bytes(gptq)
-    odd = dataclasses.replace(AWQ, quantization={**AWQ.quantization, "group_size": 100})
-    with pytest.raises(ValueError, match="multiple of group size 100"):
-        weight_bytes(odd)
-
-
-def test_prefill_computes_logits_for_the_last_token_only():
-    one, two = prefill_flops(BF16, 1), prefill_flops(BF16, 2)
-    assert two - one == 2 * layer_matmul_params(BF16)
-    assert one == decode_flops(BF16) == 2 * (layer_matmul_params(BF16) + lm_head_params(BF16))
-
-
-def test_kv_bytes_grow_with_the_context():
-    kappa = 2 * 28 * 4 * 128 * 2
-    assert decode_bytes(BF16, 1000) - decode_bytes(BF16, 0) == 1000 * kappa
-    assert prefill_bytes(BF16, 1000) == decode_bytes(BF16, 1000)
-
-
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "8"])
-def test_bad_lengths_are_rejected(bad):
-    with pytest.raises(ValueError, match="prompt_len"):
-        prefill_flops(BF16, bad)
-    with pytest.raises(ValueError, match="prompt_len"):
-        ttft_bound(RTX, BF16, bad)
-
-
-def test_a_negative_context_is_rejected_but_zero_is_allowed():
-    assert decode_bytes(BF16, 0) == streamed_weight_bytes(BF16)
-    with pytest.raises(ValueError, match="context_len"):
-        tpot_bound(RTX, BF16, -1)
-    with pytest.raises(ValueError, match="new_tokens"):
-        e2e_bound_s(RTX, BF16, 10, 0)
-
-
-# --- the lower bounds ---
-
-
-def test_tpot_bound_is_bytes_over_bandwidth_at_batch_one():
-    b = tpot_bound(RTX, BF16, 128)
-    assert b.memory_bound
-    assert b.seconds == pytest.approx(decode_bytes(BF16, 128) / 1008e9)
-
-
-def test_ttft_bound_turns_compute_bound_at_the_crossover():
-    crossover = prefill_memory_bound_below(RTX, BF16)
-    assert ttft_bound(RTX, BF16, int(crossover)).memory_bound
-    assert not ttft_bound(RTX, BF16, int(crossover) + 1).memory_bound
-    long = ttft_bound(RTX, BF16, 8192)
-    assert long.seconds == pytest.approx(prefill_flops(BF16, 8192) / 165.2e12)
-
-
-def test_e2e_bound_is_one_prefill_plus_n_minus_one_growing_steps():
-    e2e = e2e_bound_s(RTX, BF16, 100, 3)
-    steps = tpot_bound(RTX, BF16, 100).seconds + tpot_bound(RTX, BF16, 101).seconds
-    assert e2e == pytest.approx(ttft_bound(RTX, BF16, 100).seconds + steps)
-    assert e2e_bound_s(RTX, BF16, 100, 1) == ttft_bound(RTX, BF16, 100).seconds
+# --- the bounds table (the bounds themselves: tests/test_core.py) ---
 
 
 def test_fits_marks_a_gpu_too_small_for_the_weights():
     small = GPU("toy", "Toy 8GB", 100, 1000, 8, "GDDR", "made up")
-    assert not fits(small, BF16) and fits(small, AWQ)
     table = bounds_table(BF16, {"toy": small, "rtx_4090": RTX}, (128,))
     assert any(row.startswith("| Toy 8GB | ✗ 8 GB") for row in table)
     assert any(row.startswith("| RTX 4090 | ✓ 24 GB") for row in table)
+    assert any(row.startswith("| Toy 8GB | ✓ 8 GB") for row in bounds_table(AWQ, {"toy": small}))
 
 
 def test_bounds_table_has_one_row_per_gpu_and_marks_memory_bound_prefill():
     table = bounds_table(BF16, GPUS)
     assert len(table) == 2 + len(GPUS)
+    assert table[0].count("TTFT ≥") == table[0].count("TPOT ≥") == len(PROMPT_LENGTHS)
     rtx_row = next(row for row in table if row.startswith("| RTX 4090 |"))
     assert rtx_row.count("†") == 1  # only the 128-token prefill is memory-bound on this card
-    with pytest.raises(ValueError, match="prompt length"):
+    with pytest.raises(ValueError, match="prompt_len"):
         bounds_table(BF16, GPUS, (0,))
+
+
+def test_the_rtx_4090_row_of_the_bf16_table():
+    row = next(r for r in bounds_table(BF16, GPUS) if r.startswith("| RTX 4090 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # TTFT at 1,024 and 8,192: (2 x layer matmul weights x S + 2 x lm_head) / 165.2 TFLOP/s;
+    # TPOT at 128: (14,141,245,440 + 57,344 x 128) / 1008 GB/s
+    matmul = 28 * (2 * 3584 * 3584 + 2 * 3584 * 512 + 3 * 3584 * 18944)
+    lm_head = 152064 * 3584
+    assert cells[3:5] == [ms((2 * matmul * s + 2 * lm_head) / 165.2e12) for s in (1024, 8192)]
+    assert cells[2].endswith("†") and cells[5] == "14.0"
 
 
 def test_ms_keeps_three_significant_figures():
     assert [ms(s) for s in (0.002953, 0.01403, 0.6472, 1.5062)] == ["2.95", "14.0", "647", "1,506"]
 
 
-# --- values and scripts ---
+# --- values ---
 
 
-def test_values_are_strings_and_agree_with_the_first_lesson():
+def test_values_are_strings_and_the_quiz_adds_up():
     v = values()
     assert all(isinstance(x, str) and x for x in v.values())
-    from prefill_decode.values import values as first_lesson
-
-    first = first_lesson()
-    assert v["tpot_4090_ms"] == first["tpot_floor_ms"]
-    assert v["step_bf16_gb"] == first["decode_step_gb"]
     assert float(v["quiz_tpot_ms"]) == pytest.approx(
         (float(v["quiz_e2e_s"]) * 1e3 - float(v["quiz_ttft_ms"])) / int(v["quiz_steps"])
     )
+
+
+def test_values_state_the_figures_issue_9_settled():
+    v = values()
+    assert (v["step_bf16_gb"], v["step_awq_gb"], v["awq_speedup"]) == ("14.14", "4.48", "3.2")
+    assert v["prefill_memory_bound_below"] == "178"  # one crossover for the whole course
+    assert v["random_total_ratio"] == "9" and v["bench_awq_speedup"] == "1.76"
+    assert (v["tpot_4090_ms"], v["tpot_4090_awq_ms"]) == ("14.0", "4.45")
+    assert v["toy_good_requests"] == "1" and v["toy_goodput_req_s"] == "3.17"

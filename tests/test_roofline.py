@@ -9,13 +9,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import ROOT
-from latency_metrics.bounds import decode_bytes, decode_flops
+from core.forward import decode_bytes, decode_flops, prefill_bytes, prefill_flops
+from core.gpus import load_gpus
+from core.models import load_model
 from roofline.chart import LABELS, Point, chart, labels, main, roofline_svg, workload_points
 from roofline.gemm_intensity import gemm_intensity, intensity_limit, tokens_to_reach
-from roofline.ridge_table import attainable_flops, ridge_table
+from roofline.ridge_table import ridge_table
 from roofline.values import values
-from specs import load_gpus
-from specs.models import load_model
 
 SVG = "{http://www.w3.org/2000/svg}"
 GPUS = load_gpus()
@@ -23,19 +23,7 @@ RTX = GPUS["rtx_4090"]
 QWEN = load_model("qwen2.5-7b-instruct")
 
 
-# --- the roof and the table ---
-
-
-def test_attainable_flops_is_the_smaller_ceiling():
-    assert attainable_flops(RTX, 1.0) == pytest.approx(1008e9)
-    assert attainable_flops(RTX, 1e4) == RTX.peak_flops
-    assert attainable_flops(RTX, RTX.ridge_point) == pytest.approx(RTX.peak_flops)
-
-
-@pytest.mark.parametrize("bad", [0, -1.0, float("nan")])
-def test_attainable_flops_rejects_non_positive_intensity(bad):
-    with pytest.raises(ValueError, match="positive"):
-        attainable_flops(RTX, bad)
+# --- the table (the roof itself: tests/test_core.py) ---
 
 
 def test_ridge_table_lists_every_gpu_sorted_with_its_source():
@@ -96,6 +84,7 @@ def test_points_sit_on_the_roof_on_log_axes():
 def test_workload_points_are_flops_over_bytes():
     points = workload_points(QWEN, "en", lengths=(128,), context=1024)
     assert [p.kind for p in points] == ["prefill", "decode"]
+    assert points[0].intensity == pytest.approx(prefill_flops(QWEN, 128) / prefill_bytes(QWEN, 128))
     assert points[1].intensity == pytest.approx(decode_flops(QWEN) / decode_bytes(QWEN, 1024))
     assert points[1].intensity < 2 / 2  # BF16 decode never beats 2 FLOPs per 2-byte weight
 
@@ -153,7 +142,12 @@ def test_bad_gemm_inputs_are_rejected(call, match):
 def test_values_are_strings_and_agree_with_the_gpu_table():
     v = values()
     assert all(isinstance(x, str) and x for x in v.values())
-    assert v["ridge"] == f"{RTX.ridge_point:.0f}"
+    assert v["ridge"] == f"{RTX.ridge_point:.0f}" == "164"
+    assert v["short_prefill"] == "128" and v["long_prefill"] == "8,192"
+    # issue 9: the chart's 1,024-token prefill is the core's 941 FLOP/byte, as everywhere else
+    prefill_1024 = workload_points(QWEN, "en", lengths=(1024,))[0]
+    assert f"{prefill_1024.intensity:.0f}" == "941"
+    assert v["decode_intensity"] == f"{decode_flops(QWEN) / decode_bytes(QWEN, 1024):.2f}"
     assert int(v["gemm_tokens_to_ridge"]) == tokens_to_reach(RTX.ridge_point, 3584, 18944)
 
 

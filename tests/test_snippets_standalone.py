@@ -1,5 +1,8 @@
 """Every lesson snippet is a real file a reader can run: on its own, from any directory,
 and an executed block prints exactly what `python snippets/<slug>/<file>.py` prints.
+
+`snippets/` is an installed (editable) package, so a snippet runs from any directory with no
+sys.path lines (tests/test_course.py checks that none remain).
 """
 
 import re
@@ -13,7 +16,7 @@ from conftest import ROOT, chinese_pages
 from markdown_source import SNIPPET, read_page
 
 SNIPPETS = ROOT / "snippets"
-LIBRARIES = {"specs"}  # shared data loaders, imported by lessons; they print nothing
+LIBRARIES = {"core"}  # the arithmetic core, imported by lessons; it prints nothing
 FILES = sorted(
     p for p in SNIPPETS.glob("*/*.py") if p.name != "__init__.py" and p.parent.name not in LIBRARIES
 )
