@@ -28,6 +28,10 @@ class BuildResult:
 
 def run_mkdocs_build(config: Path, site_dir: Path) -> BuildResult:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    if config.parent.resolve() != ROOT:  # a fixture site: its own snippets/, as make installs ours
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(config.parent / "snippets"), env.get("PYTHONPATH")])
+        )
     proc = subprocess.run(
         [*MKDOCS, "build", "--strict", "--config-file", str(config), "--site-dir", str(site_dir)],
         cwd=config.parent,

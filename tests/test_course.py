@@ -150,12 +150,18 @@ def test_prefill_intensity_at_a_length_is_one_value_across_lessons():
     assert roofline["short_prefill_intensity"] == f"{prefill_intensity(qwen, short):.0f}"
 
 
-def test_no_snippet_or_page_edits_sys_path():
-    offenders = [
-        p.relative_to(ROOT).as_posix()
-        for p in [*SNIPPETS.rglob("*.py"), *DOCS.rglob("*.md"), *DOCS.rglob("*.ipynb")]
-        if "sys.path" in p.read_text(encoding="utf-8")
-    ]
+def test_no_snippet_or_shown_code_edits_sys_path():
+    import json
+    import re
+
+    fenced = re.compile(r"^(```|~~~).*?^\1\s*$", re.MULTILINE | re.DOTALL)
+    shown = {p: p.read_text(encoding="utf-8") for p in SNIPPETS.rglob("*.py")}
+    for page in DOCS.rglob("*.md"):
+        shown[page] = "\n".join(m[0] for m in fenced.finditer(page.read_text(encoding="utf-8")))
+    for notebook in DOCS.rglob("*.ipynb"):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        shown[notebook] = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    offenders = [p.relative_to(ROOT).as_posix() for p, code in shown.items() if "sys.path" in code]
     assert not offenders, f"sys.path edits (snippets/ is an installed package): {offenders}"
 
 

@@ -20,6 +20,7 @@ LINK_TARGET = re.compile(r"\]\([^)]*\)|\{#[^}]*\}")
 # text: why the same digits may appear typed
 COINCIDENCES = {
     "128": "config facts typed in derivations: head dimension d_h, AWQ group size",
+    "1.12": "a version, markdown-exec 1.12 (ADR-0003)",
 }
 
 

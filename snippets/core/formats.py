@@ -96,14 +96,15 @@ def resident_weight_bytes(model: ModelSpec, fmt: WeightFormat | None = None) -> 
     return sum(weight_bytes_by_part(model, fmt).values())
 
 
-def streamed_weight_bytes(model: ModelSpec, fmt: WeightFormat | None = None, batch: int = 1) -> int:
-    """Weight bytes one forward pass must read: every layer and the lm_head in full, but only
-    `batch` rows of the input embedding table (a lookup, not a matrix multiply)."""
+def streamed_weight_bytes(model: ModelSpec, fmt: WeightFormat | None = None) -> int:
+    """Weight bytes one forward pass must read at least: every layer and the lm_head in full,
+    but of the input embedding table one row (a lookup, not a matrix multiply; the tokens of a
+    batch may share rows, so one row is what a lower bound can count)."""
     parts = weight_bytes_by_part(model, fmt)
     if model.tie_word_embeddings:  # the lm_head *is* the embedding table: read it all once
         return resident_weight_bytes(model, fmt)
-    rows = min(batch, model.vocab_size) * model.hidden_size * SIXTEEN_BIT
-    return resident_weight_bytes(model, fmt) - parts["embedding"] + rows
+    row = model.hidden_size * SIXTEEN_BIT
+    return resident_weight_bytes(model, fmt) - parts["embedding"] + row
 
 
 def bits_per_linear_weight(model: ModelSpec, fmt: WeightFormat | None = None) -> float:

@@ -72,4 +72,5 @@ def decode_bytes(
     model: ModelSpec, context: int, fmt: WeightFormat | None = None, batch: int = 1
 ) -> float:
     """The weights, read again for one token per sequence, plus every sequence's cached KV."""
+    require_count("context", context, 0)
     return streamed_weight_bytes(model, fmt) + kv_cache_bytes(model, context, batch, SIXTEEN_BIT)

@@ -112,10 +112,14 @@ def prefill_crossover_len(gpu: GPU, model: ModelSpec, fmt: WeightFormat | None =
     weights, V*h the lm_head, W the streamed weight bytes and kappa the KV bytes per token.
     """
     ridge, kappa = gpu.ridge_point, kv_bytes_per_token(model, SIXTEEN_BIT)
+    denominator = 2 * layer_matmul_params(model) - ridge * kappa
+    if denominator <= 0:
+        raise ValueError(
+            f"{model.name} on the {gpu.name}: the KV written per token outweighs its FLOPs at the "
+            "ridge point, so prefill never becomes compute-bound"
+        )
     weights = streamed_weight_bytes(model, fmt)
-    return (ridge * weights - 2 * lm_head_params(model)) / (
-        2 * layer_matmul_params(model) - ridge * kappa
-    )
+    return (ridge * weights - 2 * lm_head_params(model)) / denominator
 
 
 def critical_batch(
