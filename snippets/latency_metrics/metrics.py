@@ -1,9 +1,10 @@
-"""TTFT, TPOT, ITL, end-to-end latency and throughput, as `vllm bench serve` computes them.
+"""TTFT, TPOT, ITL, end-to-end latency, throughput and goodput, as `vllm bench serve` computes them.
 
 Definitions follow vllm/benchmarks/serve.py (calculate_metrics): TTFT is request sent -> first
 streamed chunk; TPOT per request is (E2E - TTFT) / (output tokens - 1), the first token excluded;
 ITL is every gap between successive chunks, pooled across requests; E2E is request sent -> last
-chunk; throughput divides token counts by the duration of the whole run.
+chunk; throughput divides token counts by the duration of the whole run; goodput counts only the
+requests that meet every service-level objective (SLO) given with --goodput, in milliseconds.
 
 Run it: python snippets/latency_metrics/metrics.py
 """
@@ -93,6 +94,33 @@ def summarize(requests: list[StreamedRequest]) -> dict[str, float]:
     }
 
 
+def total_to_output_ratio(prompt_tokens: int, output_tokens: int) -> float:
+    """Total token throughput over output throughput: (prompt + output) / output, whatever T_run."""
+    if prompt_tokens < 0 or output_tokens < 1:
+        raise ValueError(
+            f"need prompt tokens >= 0 and output tokens >= 1, got {prompt_tokens}, {output_tokens}"
+        )
+    return (prompt_tokens + output_tokens) / output_tokens
+
+
+GOODPUT_METRICS = ("ttft", "tpot", "e2el")  # the names --goodput accepts, as KEY:milliseconds
+
+
+def meets_slos(request: StreamedRequest, slo_ms: dict[str, float]) -> bool:
+    """True when every given SLO holds (metric <= limit). A one-token answer's TPOT counts as 0."""
+    unknown = sorted(set(slo_ms) - set(GOODPUT_METRICS))
+    if unknown or not slo_ms:
+        raise ValueError(f"SLO names must be some of {GOODPUT_METRICS}, got {sorted(slo_ms)}")
+    measured_s = {"ttft": request.ttft_s, "tpot": request.tpot_s or 0.0, "e2el": request.e2e_s}
+    return all(measured_s[name] <= limit / 1e3 for name, limit in slo_ms.items())
+
+
+def goodput(requests: list[StreamedRequest], slo_ms: dict[str, float]) -> float:
+    """Requests per second that met all their SLOs, over the duration of the whole run."""
+    good = sum(meets_slos(r, slo_ms) for r in requests)
+    return good / summarize(requests)["duration_s"]
+
+
 def steady(first_s: float, gap_s: float, count: int) -> tuple[float, ...]:
     """`count` chunk times: the first at `first_s`, then one every `gap_s`."""
     return tuple(round(first_s + i * gap_s, 6) for i in range(count))
@@ -108,6 +136,8 @@ TRACE = [
     ),
     StreamedRequest("C", 0.040, 50, steady(0.050, 0.015, 8), (1, 1, 1, 3, 1, 1, 1, 1)),
 ]
+# SLOs for the toy trace's goodput, in milliseconds as `vllm bench serve --goodput` takes them.
+TOY_SLO_MS = {"ttft": 100.0, "tpot": 20.0}
 
 
 def main() -> None:
@@ -133,6 +163,12 @@ def main() -> None:
         f"throughput: {m['request_throughput']:.2f} req/s, "
         f"output {m['output_throughput']:.0f} tok/s, "
         f"total (prompt + output) {m['total_token_throughput']:,.0f} tok/s"
+    )
+    slos = ", ".join(f"{name} <= {limit:g} ms" for name, limit in TOY_SLO_MS.items())
+    good = [r.name for r in TRACE if meets_slos(r, TOY_SLO_MS)]
+    print(
+        f"goodput with {slos}: {goodput(TRACE, TOY_SLO_MS):.2f} req/s "
+        f"(good: {', '.join(good) or 'none'})"
     )
 
 

@@ -4,28 +4,27 @@ Pages refer to them as {{ latency_metrics.<name> }}; scripts/hooks/values.py fil
 Run `python snippets/latency_metrics/values.py` to list every name and its value.
 """
 
-import sys
-from pathlib import Path
-
-if "__file__" in globals():  # run as a file; the site build already has snippets/ on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from latency_metrics.bounds import (
-    AWQ_MODEL,
-    BF16_MODEL,
-    PROMPT_LENGTHS,
-    decode_flops,
+from core.formats import resident_weight_bytes, streamed_weight_bytes, weight_bytes_by_part
+from core.forward import decode_flops
+from core.gpus import load_gpus
+from core.memory import fits
+from core.models import load_model
+from core.roofline import (
+    bandwidth_utilization,
     e2e_bound_s,
-    fits,
-    ms,
-    prefill_memory_bound_below,
-    resident_weight_bytes,
-    streamed_weight_bytes,
+    prefill_crossover_len,
     tpot_bound,
     ttft_bound,
-    weight_bytes,
 )
-from latency_metrics.metrics import TRACE, summarize
+from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL, PROMPT_LENGTHS, ms
+from latency_metrics.metrics import (
+    TOY_SLO_MS,
+    TRACE,
+    goodput,
+    meets_slos,
+    summarize,
+    total_to_output_ratio,
+)
 from latency_metrics.published import (
     QWEN_BENCH_GPU,
     QWEN_BENCH_NEW_TOKENS,
@@ -39,8 +38,6 @@ from prefill_decode.values import (
     QWEN_BENCH_AWQ_TOK_S,
     QWEN_BENCH_BF16_TOK_S,
 )
-from specs import load_gpus
-from specs.models import load_model
 
 # The worked example (section 3 and self-test): a prompt of this many tokens, this many new tokens.
 EXAMPLE_PROMPT = 1024
@@ -51,6 +48,20 @@ QUIZ_TTFT_S = 0.2
 QUIZ_E2E_S = 2.2
 QUIZ_TOKENS = 101
 
+# `vllm bench serve`'s default dataset is "random" with --random-input-len 1024 and
+# --random-output-len 128 (vLLM 0.26.0, vllm/benchmarks/datasets/datasets.py, RandomDataset).
+BENCH_RANDOM_INPUT_LEN = 1024
+BENCH_RANDOM_OUTPUT_LEN = 128
+# A generation-heavy workload for contrast: a short instruction, a long answer.
+LONG_ANSWER_INPUT_LEN = 128
+LONG_ANSWER_OUTPUT_LEN = 1024
+
+
+def mbu(model_key: str, tok_s: float) -> float:
+    """Model bandwidth utilization of the published benchmark: bytes per step x steps/s / peak."""
+    a100 = load_gpus()[QWEN_BENCH_GPU]
+    return bandwidth_utilization(a100, mean_step_bytes(model_key), 1 / tok_s)
+
 
 def values() -> dict[str, str]:
     gpus = load_gpus()
@@ -59,7 +70,7 @@ def values() -> dict[str, str]:
     shortest, middle, longest = PROMPT_LENGTHS
     if not all(fits(g, bf16, longest) for g in gpus.values()):
         raise ValueError("a GPU no longer holds the BF16 weights: the lesson's prose says all do")
-    parts = weight_bytes(bf16)
+    parts = weight_bytes_by_part(bf16)
     tpot_4090 = tpot_bound(rtx, bf16, shortest).seconds
     tpot_4090_awq = tpot_bound(rtx, awq, shortest).seconds
     example_ttft = ttft_bound(rtx, bf16, EXAMPLE_PROMPT).seconds
@@ -70,6 +81,10 @@ def values() -> dict[str, str]:
     run = summarize(TRACE)
     bf16_floor = bound_per_token_s(BF16_MODEL)
     bf16_bw = implied_bandwidth_gbs(BF16_MODEL, QWEN_BENCH_BF16_TOK_S)
+    prompts = sum(r.prompt_tokens for r in TRACE)
+    outputs = sum(r.output_tokens for r in TRACE)
+    random_ratio = total_to_output_ratio(BENCH_RANDOM_INPUT_LEN, BENCH_RANDOM_OUTPUT_LEN)
+    long_answer_ratio = total_to_output_ratio(LONG_ANSWER_INPUT_LEN, LONG_ANSWER_OUTPUT_LEN)
     at_gpt_fast = mean_step_bytes(BF16_MODEL) / (GPT_FAST_BANDWIDTH_GBS * 1e9)
     return {
         # the table
@@ -85,7 +100,6 @@ def values() -> dict[str, str]:
         "step_awq_gb": f"{streamed_weight_bytes(awq) / 1e9:.2f}",
         "embedding_gb": f"{parts['embedding'] / 1e9:.2f}",
         "lm_head_gb": f"{parts['lm_head'] / 1e9:.2f}",
-        "kappa": f"{bf16.kv_bytes_per_token(2):,.0f}",
         "decode_gflop": f"{decode_flops(bf16) / 1e9:.1f}",
         # the RTX 4090
         "rtx_name": rtx.name,
@@ -97,7 +111,7 @@ def values() -> dict[str, str]:
         "ttft_4090_short_ms": ms(ttft_bound(rtx, bf16, shortest).seconds),
         "ttft_4090_middle_ms": ms(ttft_bound(rtx, bf16, middle).seconds),
         "ttft_4090_long_ms": ms(ttft_bound(rtx, bf16, longest).seconds),
-        "prefill_memory_bound_below": f"{prefill_memory_bound_below(rtx, bf16):.0f}",
+        "prefill_memory_bound_below": f"{prefill_crossover_len(rtx, bf16):.0f}",
         # H20 against H100: bandwidth buys TPOT, compute buys TTFT
         "h20_name": h20.name,
         "h100_name": h100.name,
@@ -131,6 +145,20 @@ def values() -> dict[str, str]:
         "toy_p99_itl_ms": f"{run['p99_itl_s'] * 1e3:.1f}",
         "toy_output_tok_s": f"{run['output_throughput']:.0f}",
         "toy_total_tok_s": f"{run['total_token_throughput']:,.0f}",
+        "toy_total_ratio": f"{total_to_output_ratio(prompts, outputs):.0f}",
+        "toy_request_per_s": f"{run['request_throughput']:.2f}",
+        "toy_slo_ttft_ms": f"{TOY_SLO_MS['ttft']:g}",
+        "toy_slo_tpot_ms": f"{TOY_SLO_MS['tpot']:g}",
+        "toy_good_requests": f"{sum(meets_slos(r, TOY_SLO_MS) for r in TRACE)}",
+        "toy_requests": f"{len(TRACE)}",
+        "toy_goodput_req_s": f"{goodput(TRACE, TOY_SLO_MS):.2f}",
+        # total token throughput against output throughput, for stated workloads
+        "random_input_len": f"{BENCH_RANDOM_INPUT_LEN:,}",
+        "random_output_len": f"{BENCH_RANDOM_OUTPUT_LEN:,}",
+        "random_total_ratio": f"{random_ratio:g}",
+        "long_answer_input_len": f"{LONG_ANSWER_INPUT_LEN:,}",
+        "long_answer_output_len": f"{LONG_ANSWER_OUTPUT_LEN:,}",
+        "long_answer_total_ratio": f"{long_answer_ratio:.1f}",
         # published measurements against the bound (A100 80GB, batch 1)
         "a100_name": a100.name,
         "a100_bandwidth_gbs": f"{a100.memory_bandwidth_gbs:,.0f}",
@@ -143,8 +171,10 @@ def values() -> dict[str, str]:
         "bench_bf16_bound_ms": f"{bf16_floor * 1e3:.2f}",
         "bench_bf16_ratio": f"{1 / QWEN_BENCH_BF16_TOK_S / bf16_floor:.2f}",
         "bench_bf16_bandwidth_gbs": f"{bf16_bw:,.0f}",
-        "bench_bf16_bandwidth_share": f"{bf16_bw / a100.memory_bandwidth_gbs:.0%}",
+        "bench_bf16_bandwidth_share": f"{mbu(BF16_MODEL, QWEN_BENCH_BF16_TOK_S):.0%}",
+        "bench_awq_bandwidth_share": f"{mbu(AWQ_MODEL, QWEN_BENCH_AWQ_TOK_S):.0%}",
         "bench_awq_ratio": f"{1 / QWEN_BENCH_AWQ_TOK_S / bound_per_token_s(AWQ_MODEL):.2f}",
+        "bench_awq_speedup": f"{QWEN_BENCH_AWQ_TOK_S / QWEN_BENCH_BF16_TOK_S:.2f}",
         "gpt_fast_share": f"{GPT_FAST_BANDWIDTH_GBS / a100.memory_bandwidth_gbs:.0%}",
         "qwen_at_gpt_fast_ms": f"{at_gpt_fast * 1e3:.2f}",
         "qwen_at_gpt_fast_tok_s": f"{1 / at_gpt_fast:.0f}",

