@@ -70,7 +70,7 @@ RTX = GPUS["rtx_4090"]
 QWEN = load_model("qwen2.5-7b-instruct")
 AWQ = load_model("qwen2.5-7b-instruct-awq")
 AWQ_FMT = checkpoint_format(AWQ)
-LAB_CONFIGS = ROOT / "labs" / "prefill_decode" / "configs"
+LAB_CONFIGS = ROOT / "labs" / "configs"
 
 # Qwen2.5-7B-Instruct's config.json, written out
 H, FF, LAYERS, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 3584, 18944, 28, 28, 4, 128, 152064

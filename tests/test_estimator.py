@@ -22,7 +22,7 @@ from prefill_decode.phase_intensity import (
 )
 
 SCRIPT = ROOT / "snippets" / "prefill_decode" / "phase_intensity.py"
-TINY_CONFIG = ROOT / "labs" / "prefill_decode" / "configs" / "tiny-qwen2" / "config.json"
+TINY_CONFIG = ROOT / "labs" / "configs" / "tiny-qwen2" / "config.json"
 
 # The lesson specification's "expected output" block, character for character.
 SEED_EXPECTED_OUTPUT = """\

@@ -7,7 +7,7 @@ Run it: python snippets/latency_metrics/published.py
 from core.forward import decode_bytes
 from core.gpus import load_gpus
 from core.models import load_model
-from core.roofline import e2e_bound_s
+from core.roofline import bandwidth_utilization, e2e_bound_s
 from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL
 from prefill_decode.values import (
     GPT_FAST_BANDWIDTH_GBS,
@@ -47,7 +47,7 @@ def main() -> None:
         f"Qwen2.5 speed benchmark: {a100.name}, vLLM 0.6.3, batch 1, "
         f"{QWEN_BENCH_INPUT_LEN} prompt token, {QWEN_BENCH_NEW_TOKENS} new tokens"
     )
-    columns = f"{'tok/s':>8}{'ms/token':>10}{'bound ms':>10}{'ratio':>7}{'implied GB/s':>14}"
+    columns = f"{'tok/s':>8}{'ms/token':>10}{'bound ms':>10}{'ratio':>7}{'implied GB/s (MBU)':>20}"
     print(f"{'weights':<8}{columns}")
     for label, key, tok_s in (
         ("BF16", BF16_MODEL, QWEN_BENCH_BF16_TOK_S),
@@ -55,9 +55,10 @@ def main() -> None:
     ):
         floor = bound_per_token_s(key)
         bw = implied_bandwidth_gbs(key, tok_s)
+        mbu = bandwidth_utilization(a100, mean_step_bytes(key), 1 / tok_s)
         print(
             f"{label:<8}{tok_s:>8.2f}{1e3 / tok_s:>10.2f}{floor * 1e3:>10.2f}"
-            f"{1 / tok_s / floor:>6.2f}x{bw:>9,.0f} ({bw / a100.memory_bandwidth_gbs:.0%})"
+            f"{1 / tok_s / floor:>6.2f}x{bw:>13,.0f} ({mbu:.0%})"
         )
     qwen_at_gpt_fast = mean_step_bytes(BF16_MODEL) / (GPT_FAST_BANDWIDTH_GBS * 1e9)
     share = GPT_FAST_BANDWIDTH_GBS / a100.memory_bandwidth_gbs

@@ -21,7 +21,6 @@ from prefill_decode.phase_intensity import (
 LAB_MODEL = "qwen2.5-7b-instruct-awq"
 LAB_SHORT_PROMPT = 8
 LAB_LONG_PROMPT = 2000
-LAB_FEW_TOKENS = 8
 LAB_NEW_TOKENS = 256
 
 # Self-test question 3: a request with this prompt length and this many new tokens (BF16).
@@ -36,11 +35,6 @@ QWEN_BENCH_AWQ_TOK_S = 148.10
 # gpt-fast README (pytorch-labs/gpt-fast): Llama-2-7B BF16, batch 1, A100 80GB limited to 330 W.
 GPT_FAST_TOK_S = 104.9
 GPT_FAST_BANDWIDTH_GBS = 1397.31
-
-
-def kv_equals_weights_len() -> float:
-    """Prompt length S at which the KV written (kappa * S) equals the weight bytes (N * b)."""
-    return params(MODEL) * BYTES_PER_WEIGHT / kv_bytes_per_token(MODEL)
 
 
 def prefill_to_decode_ratio(s: int) -> float:
@@ -67,7 +61,6 @@ def values() -> dict[str, str]:
     awq = load_model(LAB_MODEL)
     awq_fmt = checkpoint_format(awq)
     lab_prefill_s = ttft_bound(gpu, awq, LAB_LONG_PROMPT, awq_fmt).seconds
-    lab_short_s = ttft_bound(gpu, awq, LAB_SHORT_PROMPT, awq_fmt).seconds
     lab_decode_s = decode_steps_bound_s(gpu, awq, LAB_SHORT_PROMPT, LAB_NEW_TOKENS, awq_fmt)
     lab_step_s = lab_decode_s / (LAB_NEW_TOKENS - 1)
     quiz_prefill_s = ttft_bound(gpu, MODEL, QUIZ_PROMPT).seconds
@@ -87,7 +80,6 @@ def values() -> dict[str, str]:
         "context_len": f"{context:,}",
         "attention_decode_intensity": f"{attention_decode_intensity():g}",
         # the intensity formulas (the simple model of this lesson)
-        "kv_equals_weights_len": f"{kv_equals_weights_len():,.0f}",
         "kv_share_at_context": f"{kappa * context / (n * BYTES_PER_WEIGHT):.1%}",
         "prefill_saturation": f"{2 * n / kappa:,.0f}",
         "prefill_at_context": f"{prefill_intensity(MODEL, context):,.0f}",
@@ -96,12 +88,9 @@ def values() -> dict[str, str]:
         "ratio_shortest": f"{prefill_to_decode_ratio(shortest):,.0f}",
         "ratio_longest": f"{prefill_to_decode_ratio(longest):,.0f}",
         # the lab on the RTX 4090: AWQ weights (the lab's default), batch 1, lower bounds
-        "lab_short_prompt": f"{LAB_SHORT_PROMPT:,}",
         "lab_long_prompt": f"{LAB_LONG_PROMPT:,}",
-        "lab_few_tokens": f"{LAB_FEW_TOKENS:,}",
         "lab_new_tokens": f"{LAB_NEW_TOKENS:,}",
         "lab_decode_steps": f"{LAB_NEW_TOKENS - 1:,}",
-        "lab_short_prefill_floor_ms": f"{lab_short_s * 1e3:.2f}",
         "lab_prefill_floor_ms": f"{lab_prefill_s * 1e3:.0f}",
         "lab_prefill_in_steps": f"{lab_prefill_s / lab_step_s:.0f}",
         "lab_decode_floor_s": f"{lab_decode_s:.2f}",
