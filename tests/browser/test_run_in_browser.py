@@ -1,0 +1,132 @@
+"""'Run in browser' (scripts/hooks/run_in_browser.py, docs/javascripts/run-in-browser.js) in Chromium.
+
+On the prefill/decode page, in both languages: nothing of the runtime loads before the first
+click; Run prints exactly what the build printed; an edited length changes exactly its lines; an
+error shows Python's message; a second run reuses the runtime; no request leaves the site; the
+editor fits a phone. Expected outputs come from markdown-exec's own runner on the same code.
+"""
+
+import re
+from contextlib import chdir
+from urllib.parse import urlsplit
+
+import pytest
+from markdown_exec._internal.formatters.base import ExecutionError
+from markdown_exec._internal.formatters.python import _run_python
+from playwright.sync_api import Locator, Page
+from serve_site import DESKTOP, PHONE
+
+from conftest import ROOT
+
+from .pagecheck import SCROLLS_INSIDE, WIDE_JS
+
+BLOCK = "prefill-decode-intensity"
+PAGES = {"zh": "foundations/prefill_decode/", "en": "en/foundations/prefill_decode/"}
+RUNTIME_PATHS = ("/javascripts/run-in-browser.js", "/assets/vendor/pyodide/", "/assets/run/")
+FIRST_RUN_TIMEOUT_MS = 120_000  # Pyodide's first start on a busy 2-CPU machine
+RUN_TIMEOUT_MS = 30_000
+
+
+def build_output(code: str) -> str:
+    """What markdown-exec prints for `code` (the build runs blocks from the repository root)."""
+    with chdir(ROOT):
+        return _run_python(code, id=BLOCK)
+
+
+def build_error(code: str) -> str:
+    """The last line of the traceback markdown-exec reports for failing `code`."""
+    with chdir(ROOT), pytest.raises(ExecutionError) as raised:
+        _run_python(code, id=BLOCK)
+    return [line for line in str(raised.value).splitlines() if line.strip()][-2].strip()
+
+
+def runtime_requests(urls: list[str]) -> list[str]:
+    return [u for u in urls if any(p in urlsplit(u).path for p in RUNTIME_PATHS)]
+
+
+def run_and_wait(page: Page, block: Locator, timeout_ms: int) -> str:
+    """Click Run and wait until that run is over; returns the printed text."""
+    runs = int(block.get_attribute("data-runs") or 0)
+    block.locator(".run-in-browser").click()
+    page.wait_for_function(
+        "([el, n]) => Number(el.dataset.runs || 0) > n",
+        arg=[block.element_handle(), runs],
+        timeout=timeout_ms,
+    )
+    return block.locator(".run-output").text_content()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_run_edit_and_error_on_the_seed_estimator(browser, site_url, lang):
+    viewport = PHONE if lang == "zh" else DESKTOP  # one language at phone width, one at desktop
+    context = browser.new_context(viewport=viewport)
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(site_url + PAGES[lang])
+        page.wait_for_load_state("networkidle")
+        assert runtime_requests(requests) == [], "the runtime loaded before any click"
+
+        block = page.locator(f".run-block:has(.run-in-browser[data-id='{BLOCK}'])")
+        label = block.locator(".run-in-browser").inner_text()
+        assert label == {"zh": "在浏览器中运行", "en": "Run in browser"}[lang]
+        shown_build_output = block.locator(".language-text pre").text_content()
+        code_url = (
+            site_url + "assets/run/" + block.locator(".run-in-browser").get_attribute("data-run")
+        )
+
+        printed = run_and_wait(page, block, FIRST_RUN_TIMEOUT_MS)
+        code = page.evaluate("url => fetch(url).then(r => r.text())", code_url)
+        expected = build_output(code)
+        assert len(expected.splitlines()) == 6
+        assert printed == expected
+        assert printed.strip() == shown_build_output.strip()
+        first_load = runtime_requests(requests)
+        assert any(u.endswith("pyodide.asm.wasm") for u in first_load)
+        assert any(u.endswith("course.zip") for u in first_load)
+
+        editor = block.locator("textarea.run-editor")
+        shown = editor.input_value()
+        assert "markdown-exec: hide" not in shown and "def main()" in shown
+        assert "LENGTHS = (128, 1024, 8192)" in shown
+        editor.fill(shown.replace("LENGTHS = (128, 1024, 8192)", "LENGTHS = (128, 1024, 4096)"))
+        edited = run_and_wait(page, block, RUN_TIMEOUT_MS)
+        edited_code = code.replace("LENGTHS = (128, 1024, 8192)", "LENGTHS = (128, 1024, 4096)")
+        assert edited == build_output(edited_code)
+        changed = [
+            i
+            for i, (a, b) in enumerate(zip(expected.splitlines(), edited.splitlines(), strict=True))
+            if a != b
+        ]
+        assert changed == [2, 5], f"lines changed by 8192 -> 4096: {changed}"
+        assert runtime_requests(requests) == first_load, "a second run fetched the runtime again"
+
+        editor.fill(shown.replace("LENGTHS = (128, 1024, 8192)", "LENGTHS = (0, 1024, 8192)"))
+        failed = run_and_wait(page, block, RUN_TIMEOUT_MS)
+        message = build_error(code.replace("(128, 1024, 8192)", "(0, 1024, 8192)"))
+        assert message.startswith("ValueError: prompt_len must be a positive")
+        assert message in failed
+        assert "Traceback" in failed
+        assert "run-error" in block.locator(".run-output").get_attribute("class")
+
+        block.locator(".run-reset").click()
+        assert editor.input_value() == shown
+
+        if viewport == PHONE:
+            wide = page.evaluate(WIDE_JS, SCROLLS_INSIDE)
+            assert wide["wide"] == [] and wide["scrollWidth"] <= wide["clientWidth"] + 1, wide
+            box = editor.bounding_box()
+            assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+
+        origin = urlsplit(site_url).netloc
+        assert [
+            u
+            for u in requests
+            if urlsplit(u).scheme.startswith("http") and urlsplit(u).netloc != origin
+        ] == []
+        assert errors == []
+    finally:
+        context.close()
