@@ -1,6 +1,7 @@
 """Copy browser assets installed by `npm ci` into docs/assets/vendor/ (git-ignored).
 
-The site serves MathJax, its font, Mermaid and Pyodide itself, so a reader's browser never calls a CDN.
+The site serves MathJax, its font, Mermaid and Pyodide itself, so a reader's browser never calls
+a CDN.
 Versions come from package-lock.json; nothing here is committed.
 """
 

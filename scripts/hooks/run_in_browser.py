@@ -124,9 +124,9 @@ def course_files(snippets: Path = SNIPPETS, lab_results: Path = LAB_RESULTS) -> 
     files = {}
     for path in sorted(snippets.rglob("*")):
         rel = path.relative_to(snippets)
-        if path.is_file() and not SKIPPED_PARTS & set(rel.parts) and path.suffix != ".pyc":
-            if not any(part.endswith(".egg-info") for part in rel.parts):
-                files[f"snippets/{rel.as_posix()}"] = path
+        skipped = SKIPPED_PARTS & set(rel.parts) or any(p.endswith(".egg-info") for p in rel.parts)
+        if path.is_file() and not skipped and path.suffix != ".pyc":
+            files[f"snippets/{rel.as_posix()}"] = path
     for path in sorted(lab_results.glob("*/*.json")):
         files[f"labs/results/{path.relative_to(lab_results).as_posix()}"] = path
     return files

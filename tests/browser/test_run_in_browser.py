@@ -1,4 +1,4 @@
-"""'Run in browser' (scripts/hooks/run_in_browser.py, docs/javascripts/run-in-browser.js) in Chromium.
+"""'Run in browser' in Chromium (scripts/hooks/run_in_browser.py, javascripts/run-in-browser.js).
 
 On the prefill/decode page, in both languages: nothing of the runtime loads before the first
 click; Run prints exactly what the build printed; an edited length changes exactly its lines; an
@@ -6,7 +6,6 @@ error shows Python's message; a second run reuses the runtime; no request leaves
 editor fits a phone. Expected outputs come from markdown-exec's own runner on the same code.
 """
 
-import re
 from contextlib import chdir
 from urllib.parse import urlsplit
 
