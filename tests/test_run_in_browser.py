@@ -6,16 +6,14 @@ kept); no page loads any part of the runtime; a block that needs numpy gets a no
 """
 
 import re
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
+import run_in_browser
 from conftest import DOCS, ROOT, built_html
 from markdown_source import expand_snippets, read_page
-
-import run_in_browser
 
 LOADS_RUNTIME = re.compile(
     r"<(script|link|iframe|object)\b[^>]*(pyodide|run-in-browser|assets/run/)[^>]*>", re.I
