@@ -60,6 +60,13 @@ def run_block(code, block_id):
         )
         return buffer.getvalue(), "".join(trace.format())
     return buffer.getvalue(), None
+
+def call_json(module, function, kwargs_json):
+    import importlib, json
+    try:
+        return getattr(importlib.import_module(module), function)(**json.loads(kwargs_json)), None
+    except Exception as error:
+        return None, f"{type(error).__name__}: {error}"
 `;
 
 let runtime = null;
@@ -93,6 +100,44 @@ export async function runPython(code, blockId = "") {
   const [output, error] = result.toJs();
   result.destroy();
   return { output, error };
+}
+
+/** Calls module.function(**kwargs) of the course's code; resolves to {value, error}. */
+export async function callPython(module, name, kwargs) {
+  const pyodide = await loadRuntime();
+  const result = pyodide.globals.get("call_json")(module, name, JSON.stringify(kwargs));
+  const [value, error] = result.toJs();
+  result.destroy();
+  return { value, error };
+}
+
+/** The playground's form (scripts/hooks/run_in_browser.py): snippets/playground/web.py report(). */
+export async function playground(form) {
+  const t = text();
+  addStyle();
+  const status = form.querySelector(".run-status");
+  const button = form.querySelector("button[type=submit]");
+  const target = form.nextElementSibling;
+  const kwargs = Object.fromEntries(new FormData(form));
+  kwargs.lang = document.documentElement.lang === "zh" ? "zh" : "en";
+  button.disabled = true;
+  status.textContent = runtime ? t.running : t.loading;
+  try {
+    const { value, error } = await callPython("playground.web", "report", kwargs);
+    if (error) {
+      const pre = Object.assign(document.createElement("pre"), { textContent: error });
+      pre.className = "run-output run-error";
+      target.replaceChildren(pre);
+    } else {
+      target.innerHTML = value; // HTML from the course's own code, its text escaped there
+    }
+    status.textContent = error ? t.failed : t.done;
+  } catch (error) {
+    status.textContent = t.offline + error.message;
+  } finally {
+    button.disabled = false;
+    form.dataset.runs = String(Number(form.dataset.runs || 0) + 1);
+  }
 }
 
 function text() {

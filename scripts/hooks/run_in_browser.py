@@ -47,6 +47,26 @@ LABELS = {
     },
 }
 
+PLAYGROUND_SLOT = '<div id="run-playground"></div>'  # in docs/performance/playground*.ipynb
+PLAYGROUND = {
+    "zh": {
+        "model": "模型",
+        "fmt": "权重格式",
+        "gpu": "GPU",
+        "prompt_lengths": "prompt 长度 S（逗号分隔）",
+        "new_tokens": "生成的 token 数 n",
+        "submit": "在浏览器中计算",
+    },
+    "en": {
+        "model": "Model",
+        "fmt": "Weight format",
+        "gpu": "GPU",
+        "prompt_lengths": "Prompt lengths S (comma-separated)",
+        "new_tokens": "Tokens to generate n",
+        "submit": "Compute in browser",
+    },
+}
+
 
 @dataclass(frozen=True)
 class Block:
@@ -195,7 +215,38 @@ def on_page_markdown(markdown: str, page: Page, **_) -> str:
     return markdown
 
 
-def on_page_content(html_: str, **_) -> str:
+def playground_form(lang: str, runner_url: str) -> str:
+    """The playground's form, its options from the core (snippets/playground/web.py)."""
+    from playground.web import DEFAULTS, choices  # snippets/ is installed for the build
+
+    text = PLAYGROUND[lang]
+    fields = []
+    for name, options in choices(lang).items():
+        items = "".join(
+            f'<option value="{html.escape(value)}"'
+            f"{' selected' if value == DEFAULTS[name] else ''}>{html.escape(label)}</option>"
+            for value, label in options
+        )
+        fields.append(f'<label>{text[name]}<select name="{name}">{items}</select></label>')
+    for name, kind in (("prompt_lengths", "text"), ("new_tokens", "number")):
+        extra = ' min="1" step="1"' if kind == "number" else ""
+        fields.append(
+            f'<label>{text[name]}<input name="{name}" type="{kind}"{extra}'
+            f' value="{html.escape(str(DEFAULTS[name]))}" required></label>'
+        )
+    onsubmit = f"event.preventDefault();import('{runner_url}').then(m=>m.playground(this))"
+    return (
+        f'<form class="run-playground" onsubmit="{onsubmit}">{"".join(fields)}'
+        f'<p><button class="md-button md-button--primary" type="submit">{text["submit"]}'
+        '</button> <span class="run-status" role="status"></span></p></form>'
+        '<div class="run-playground-result"></div>'
+    )
+
+
+def on_page_content(html_: str, page: Page, **_) -> str:
+    if PLAYGROUND_SLOT in html_:
+        form = playground_form(_language(page.file.src_uri), get_relative_url(RUNNER, page.url))
+        html_ = html_.replace(PLAYGROUND_SLOT, form, 1)
     _page.clear()
     return html_
 

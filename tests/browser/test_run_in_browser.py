@@ -6,7 +6,9 @@ error shows Python's message; a second run reuses the runtime; no request leaves
 editor fits a phone. Expected outputs come from markdown-exec's own runner on the same code.
 """
 
+import re
 from contextlib import chdir
+from html import unescape
 from urllib.parse import urlsplit
 
 import pytest
@@ -127,5 +129,71 @@ def test_run_edit_and_error_on_the_seed_estimator(browser, site_url, lang):
             if urlsplit(u).scheme.startswith("http") and urlsplit(u).netloc != origin
         ] == []
         assert errors == []
+    finally:
+        context.close()
+
+
+PLAYGROUND = {"zh": "performance/playground/", "en": "en/performance/playground/"}
+
+
+def cell_texts(table_html: str) -> list[str]:
+    return [unescape(c) for c in re.findall(r"<td>(.*?)</td>", table_html)]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_playground_computes_bounds_and_chart_in_the_browser(browser, site_url, lang):
+    """The form runs snippets/playground/web.py's report() in Pyodide: the same cells as the
+    build's Python computes for the same choice, a chart, and Python's message for bad input."""
+    from playground.web import report
+
+    viewport = PHONE if lang == "en" else DESKTOP
+    context = browser.new_context(viewport=viewport)
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    page = context.new_page()
+    try:
+        page.goto(site_url + PLAYGROUND[lang])
+        page.wait_for_load_state("networkidle")
+        assert runtime_requests(requests) == []
+        form = page.locator("form.run-playground")
+        choice = {
+            "model": "qwen2.5-72b-instruct",
+            "fmt": "awq",
+            "gpu": "h100_sxm",
+            "prompt_lengths": "16, 4096",
+            "new_tokens": "64",
+        }
+        for name in ("model", "fmt", "gpu"):
+            form.locator(f"select[name={name}]").select_option(choice[name])
+        for name in ("prompt_lengths", "new_tokens"):
+            form.locator(f"input[name={name}]").fill(choice[name])
+
+        def submit(runs: int) -> None:
+            form.locator("button[type=submit]").click()
+            page.wait_for_function(
+                "([el, n]) => Number(el.dataset.runs || 0) > n",
+                arg=[form.element_handle(), runs],
+                timeout=FIRST_RUN_TIMEOUT_MS,
+            )
+
+        submit(0)
+        result = page.locator(".run-playground-result")
+        shown = result.locator("td").all_text_contents()
+        assert shown == cell_texts(report(**choice, lang=lang))
+        assert len(shown) == 2 * 6
+        assert result.locator("svg[role=img]").count() == 1
+        assert "H100 SXM" in result.locator("svg title").first.text_content()
+
+        form.locator("input[name=prompt_lengths]").fill("0")
+        submit(1)
+        with pytest.raises(ValueError) as expected:
+            report(**{**choice, "prompt_lengths": "0"}, lang=lang)
+        assert result.locator("pre.run-error").text_content() == f"ValueError: {expected.value}"
+
+        if viewport == PHONE:
+            wide = page.evaluate(WIDE_JS, SCROLLS_INSIDE + ", .run-playground-result")
+            assert wide["wide"] == [] and wide["scrollWidth"] <= wide["clientWidth"] + 1, wide
+        origin = urlsplit(site_url).netloc
+        assert [u for u in requests if urlsplit(u).netloc not in {origin, ""}] == []
     finally:
         context.close()
