@@ -16,7 +16,7 @@ from conftest import DOCS, ROOT, built_html
 from markdown_source import expand_snippets, read_page
 
 LOADS_RUNTIME = re.compile(
-    r"<(script|link|iframe|object)\b[^>]*(pyodide|run-in-browser|assets/run/)[^>]*>", re.I
+    r"<(script|link|iframe|object)\b[^>]*(pyodide|run-in-browser\.js|assets/run/)[^>]*>", re.I
 )
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
 BUTTON = re.compile(r'<button class="md-button run-in-browser"[^>]*data-run="([0-9a-f]{16}\.py)"')

@@ -48,6 +48,17 @@ LABELS = {
 }
 
 PLAYGROUND_SLOT = '<div id="run-playground"></div>'  # in docs/performance/playground*.ipynb
+# Only the playground page carries the form, so its style travels with it (no site-wide CSS).
+PLAYGROUND_STYLE = """<style>
+.md-typeset .run-playground { display: flex; flex-wrap: wrap; gap: .6em 1.2em; align-items: end; }
+.md-typeset .run-playground label { display: flex; flex-direction: column; gap: .2em;
+  max-width: 100%; }
+.md-typeset .run-playground select, .md-typeset .run-playground input { max-width: 100%;
+  padding: .3em; font: inherit; color: var(--md-default-fg-color);
+  background: var(--md-default-bg-color); border: 1px solid var(--md-default-fg-color--light); }
+.md-typeset .run-playground p { flex-basis: 100%; margin: 0; }
+.md-typeset .run-playground-result { overflow-x: auto; }
+</style>"""
 PLAYGROUND = {
     "zh": {
         "model": "模型",
@@ -235,7 +246,7 @@ def playground_form(lang: str, runner_url: str) -> str:
             f' value="{html.escape(str(DEFAULTS[name]))}" required></label>'
         )
     onsubmit = f"event.preventDefault();import('{runner_url}').then(m=>m.playground(this))"
-    return (
+    return PLAYGROUND_STYLE + (
         f'<form class="run-playground" onsubmit="{onsubmit}">{"".join(fields)}'
         f'<p><button class="md-button md-button--primary" type="submit">{text["submit"]}'
         '</button> <span class="run-status" role="status"></span></p></form>'

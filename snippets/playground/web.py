@@ -61,7 +61,7 @@ TEXT = {
 
 
 def weight_format(key: str, model: ModelSpec) -> WeightFormat:
-    """"checkpoint" (the model's own: BF16 or its AWQ layout), "bf16", "fp8" or "awq"."""
+    """The format for `key`: checkpoint (the model's own: BF16 or AWQ), bf16, fp8, awq."""
     if key == "checkpoint":
         return checkpoint_format(model)
     if key == "awq" and model.quantization is not None:
@@ -84,7 +84,7 @@ def choices(lang: str) -> dict[str, list[tuple[str, str]]]:
 
 
 def parse_lengths(text: str, lang: str = "en") -> list[int]:
-    """"128, 1024" -> [128, 1024]; anything else is a ValueError naming what was typed."""
+    """The lengths in "128, 1024" -> [128, 1024]; else a ValueError naming what was typed."""
     parts = [p.strip() for p in str(text).replace("，", ",").split(",") if p.strip()]
     try:
         lengths = [int(p.replace("_", "")) for p in parts]
