@@ -197,3 +197,40 @@ def test_playground_computes_bounds_and_chart_in_the_browser(browser, site_url, 
         assert [u for u in requests if urlsplit(u).netloc not in {origin, ""}] == []
     finally:
         context.close()
+
+
+def test_every_block_prints_in_the_browser_what_the_build_printed(browser, site_url, built_site):
+    """Every button of every Chinese page (the English pages serve the same files, checked by
+    tests/test_run_in_browser.py): unchanged code prints exactly markdown-exec's output."""
+    pages = [
+        p
+        for p in sorted(built_site.site.rglob("index.html"))
+        if 'class="md-button run-in-browser"' in p.read_text(encoding="utf-8")
+        and p.relative_to(built_site.site).parts[0] != "en"
+    ]
+    assert len(pages) >= 4, "few pages with runnable blocks: is discovery broken?"
+    checked, found = 0, []
+    for html in pages:
+        path = "".join(f"{part}/" for part in html.parent.relative_to(built_site.site).parts)
+        context = browser.new_context(viewport=DESKTOP)
+        page = context.new_page()
+        try:
+            page.goto(site_url + path)
+            blocks = page.locator(".run-block")
+            for i in range(blocks.count()):
+                block = blocks.nth(i)
+                button = block.locator(".run-in-browser")
+                name, block_id = button.get_attribute("data-run"), button.get_attribute("data-id")
+                printed = run_and_wait(page, block, FIRST_RUN_TIMEOUT_MS)
+                code = (built_site.site / "assets" / "run" / name).read_text(encoding="utf-8")
+                with chdir(ROOT):
+                    expected = _run_python(code, id=block_id)
+                checked += 1
+                if printed != expected:
+                    found.append(
+                        f"/{path} block {block_id!r}: {printed[:120]!r} != {expected[:120]!r}"
+                    )
+        finally:
+            context.close()
+    assert checked >= 10
+    assert found == [], "\n".join(found)
