@@ -113,3 +113,25 @@ def test_every_block_of_the_course_runs_in_the_browser_today():
 @pytest.mark.parametrize("name", ["pyodide.mjs", "pyodide.asm.wasm", "python_stdlib.zip"])
 def test_pyodide_is_served_by_the_site(built_site, name):
     assert (built_site.site / "assets" / "vendor" / "pyodide" / name).is_file()
+
+
+def test_playground_report_is_the_cores_bounds_and_rejects_bad_input():
+    from core.formats import checkpoint_format
+    from core.gpus import load_gpu
+    from core.models import load_model
+    from core.roofline import tpot_bound, ttft_bound
+    from latency_metrics.bounds import ms
+    from playground.web import report
+
+    html = report("qwen2.5-7b-instruct-awq", "checkpoint", "h20", "100, 2000", "8", "en")
+    model, gpu = load_model("qwen2.5-7b-instruct-awq"), load_gpu("h20")
+    cells = re.findall(r"<td>(.*?)</td>", html)
+    for row, s in zip([cells[:6], cells[6:]], (100, 2000), strict=True):
+        assert row[1] == ms(ttft_bound(gpu, model, s, checkpoint_format(model)).seconds)
+        assert row[3] == ms(tpot_bound(gpu, model, s, checkpoint_format(model)).seconds)
+    assert "AWQ" in html and html.count("<svg") == 1
+    for bad in ({"prompt_lengths": "12, x"}, {"new_tokens": "0"}, {"gpu": "tpu"}, {"fmt": "int3"}):
+        args = {"model": "qwen2.5-7b-instruct", "fmt": "bf16", "gpu": "h20"}
+        args |= {"prompt_lengths": "128", "new_tokens": "4"} | bad
+        with pytest.raises(ValueError, match=re.escape(next(iter(bad.values())))):
+            report(**args, lang="en")
