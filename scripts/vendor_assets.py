@@ -1,6 +1,7 @@
 """Copy browser assets installed by `npm ci` into docs/assets/vendor/ (git-ignored).
 
-The site serves MathJax, its font and Mermaid itself, so a reader's browser never calls a CDN.
+The site serves MathJax, its font, Mermaid and Pyodide itself, so a reader's browser never calls
+a CDN.
 Versions come from package-lock.json; nothing here is committed.
 """
 
@@ -12,6 +13,13 @@ ROOT = Path(__file__).resolve().parent.parent
 NODE_MODULES = ROOT / "node_modules"
 VENDOR = ROOT / "docs" / "assets" / "vendor"
 
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+)
 # destination (under VENDOR) -> source (under node_modules); a directory is copied whole
 ASSETS: dict[str, str] = {
     "mermaid/mermaid.min.js": "mermaid/dist/mermaid.min.js",
@@ -19,6 +27,8 @@ ASSETS: dict[str, str] = {
     # MathJax looks up fonts at <loader.paths.fonts>/mathjax-newcm-font/
     "mathjax-fonts/mathjax-newcm-font/chtml.js": "@mathjax/mathjax-newcm-font/chtml.js",
     "mathjax-fonts/mathjax-newcm-font/chtml": "@mathjax/mathjax-newcm-font/chtml",
+    # Pyodide's core (no packages), loaded only when a reader clicks "Run in browser" (ADR 0011)
+    **{f"pyodide/{name}": f"pyodide/{name}" for name in PYODIDE_FILES},
 }
 # Node-only entry points and sources MathJax never loads in a browser.
 SKIP = shutil.ignore_patterns("node-main*", "*.cjs", "*.mjs", "*.md", "*.ts", "require.mjs")

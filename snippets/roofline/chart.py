@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass
 from html import escape
 
+from core.formats import WeightFormat
 from core.gpus import GPU, load_gpus
 from core.models import ModelSpec, load_model
 from core.roofline import attainable_flops, decode_intensity, prefill_intensity
@@ -78,15 +79,20 @@ def labels(lang: str) -> dict[str, str]:
 
 
 def workload_points(
-    model: ModelSpec, lang: str, lengths=PREFILL_LENGTHS, context: int = DECODE_CONTEXT
+    model: ModelSpec,
+    lang: str,
+    lengths=PREFILL_LENGTHS,
+    context: int = DECODE_CONTEXT,
+    fmt: WeightFormat | None = None,
 ) -> list[Point]:
-    """Prefill at each prompt length and one decode step, as (FLOPs / bytes) of the whole pass."""
+    """Prefill at each prompt length and one decode step, as (FLOPs / bytes) of the whole pass;
+    `fmt` is how the weights are stored (default: the model's checkpoint)."""
     text = labels(lang)
     points = [
-        Point(text["prefill"].format(n=f"{s:,}"), prefill_intensity(model, s), "prefill")
+        Point(text["prefill"].format(n=f"{s:,}"), prefill_intensity(model, s, fmt), "prefill")
         for s in lengths
     ]
-    decode = decode_intensity(model, context)
+    decode = decode_intensity(model, context, fmt)
     points.append(Point(text["decode"].format(n=f"{context:,}"), decode, "decode"))
     return points
 
