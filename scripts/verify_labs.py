@@ -1,4 +1,4 @@
-"""Check the prefill/decode lesson's claims against lab results.
+"""Check the lessons' claims against lab results (prefill/decode labs, the batch sweep).
 
   python scripts/verify_labs.py FILE...          check results files written by the labs
   python scripts/verify_labs.py --run [--lab-args "--dummy"] [--sweep-args "--repeats 5"]
@@ -18,7 +18,7 @@ import shlex
 import statistics
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -31,6 +31,7 @@ LABS = ROOT / "labs" / "prefill_decode"
 RESULTS = ROOT / "labs" / "results"
 SCHEMA = RESULTS / "schema.json"
 sys.path.insert(0, str(LABS))
+sys.path.insert(0, str(ROOT / "snippets"))  # the lessons' bounds (batched_decode.lab_results)
 import common  # noqa: E402  (the labs' shared module: no vLLM import at module level)
 
 # The lesson's claims, as thresholds a GPU run must meet.
@@ -40,6 +41,11 @@ TPOT_FLAT = 1.5  # max / min time per output token across prompt (or output) len
 LINEAR_R2 = 0.99  # wall time against new tokens: R^2 of a straight line
 PHASES_SLOPE_MATCH = 0.5  # phases: wall-time slope within 50 % of the measured time per token
 DEFAULT_TOLERANCE = 0.30  # against a recorded run: each median within +-30 %
+# batch_sweep (labs/batched_decode): the batched-decode lesson's claims
+THROUGHPUT_STEP_SLACK = 0.9  # each larger batch's output throughput >= 0.9x the previous one
+THROUGHPUT_GAIN = 8.0  # largest vs smallest batch: >= x8 (or half the batch ratio if smaller)
+SMALL_BATCH = 8  # up to this batch size the weights dominate the bytes of a step
+SMALL_BATCH_TPOT_FLAT = 1.5  # max / min TPOT for batches up to SMALL_BATCH
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,49 @@ def planned(doc: dict) -> list[tuple[str, int, int, int]]:
     ]
 
 
+def batch_completeness(doc: dict) -> Check:
+    """batch_sweep: B requests per batch size and repeat, each with the exact token counts."""
+    p = doc["parameters"]
+    got = Counter(
+        (m["label"], m["prompt_tokens"], m["new_tokens"], m["repeat"])
+        for m in doc["measurements"]
+        if m["series"] == "batch_sweep"
+    )
+    want = Counter(
+        {
+            (f"batch {b}", p["prompt_tokens"], p["new_tokens"], r): b
+            for r in range(p["repeats"])
+            for b in p["batches"]
+        }
+    )
+    problems = []
+    if got != want:
+        missing = list((want - got).elements())[:3]
+        extra = list((got - want).elements())[:3]
+        problems.append(f"requests (label, prompt, new, repeat) missing {missing}, extra {extra}")
+    summaries = Counter((s["batch"], s["repeat"]) for s in doc["batch_summaries"])
+    wanted = Counter((b, r) for r in range(p["repeats"]) for b in p["batches"])
+    if summaries != wanted:
+        problems.append(f"batch_summaries: {sorted(summaries)} instead of {sorted(wanted)}")
+    if max(p["batches"]) > p["max_num_seqs"]:
+        problems.append(f"max_num_seqs {p['max_num_seqs']} < largest batch {max(p['batches'])}")
+    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
+    if cached:
+        problems.append(f"prefix-cache hits in measurements{cached[:3]}")
+    if problems:
+        return Check("FAIL", "completeness", "; ".join(problems))
+    total = sum(want.values())
+    return Check(
+        "PASS",
+        "completeness",
+        f"{total} of {total} requests in {len(wanted)} batches, exact prompt and new tokens, "
+        "no prefix-cache hits",
+    )
+
+
 def completeness(doc: dict) -> Check:
+    if doc["lab"] == "batch_sweep":
+        return batch_completeness(doc)
     got = [
         (m["series"], m["prompt_tokens"], m["new_tokens"], m["repeat"]) for m in doc["measurements"]
     ]
@@ -191,6 +239,69 @@ def phases_claims(doc: dict) -> list[Check]:
     return checks
 
 
+def batch_medians(doc: dict, field: str) -> dict[int, float]:
+    groups: dict[int, list[float]] = defaultdict(list)
+    for s in doc["batch_summaries"]:
+        groups[s["batch"]].append(s[field])
+    return {b: statistics.median(v) for b, v in sorted(groups.items())}
+
+
+def claim_throughput_grows(tps: dict[int, float]) -> Check:
+    name = "output throughput grows with the batch size"
+    if len(tps) < 2:
+        return Check("SKIP", name, "needs two batch sizes")
+    batches = list(tps)
+    steps_ok = all(tps[b] >= THROUGHPUT_STEP_SLACK * tps[a] for a, b in pairwise(batches))
+    gain = tps[batches[-1]] / tps[batches[0]]
+    need = min(THROUGHPUT_GAIN, batches[-1] / batches[0] / 2)
+    shown = ", ".join(f"{b}: {v:,.0f}/s" for b, v in tps.items())
+    detail = f"x{gain:.1f} from B={batches[0]} to B={batches[-1]} (need >= x{need:g}); {shown}"
+    return Check("PASS" if steps_ok and gain >= need else "FAIL", name, detail)
+
+
+def claim_small_batch_tpot_flat(tpot: dict[int, float]) -> Check:
+    name = f"TPOT nearly flat up to B={SMALL_BATCH}"
+    small = {b: t for b, t in tpot.items() if b <= SMALL_BATCH}
+    if len(small) < 2:
+        return Check("SKIP", name, f"needs two batch sizes up to {SMALL_BATCH}")
+    spread = max(small.values()) / min(small.values())
+    shown = ", ".join(f"{b}: {ms(t)}" for b, t in small.items())
+    ok = spread <= SMALL_BATCH_TPOT_FLAT
+    detail = f"max/min x{spread:.2f} (need <= x{SMALL_BATCH_TPOT_FLAT:g}); {shown}"
+    return Check("PASS" if ok else "FAIL", name, detail)
+
+
+def claim_above_bound(doc: dict, tpot: dict[int, float]) -> Check:
+    """Every measured TPOT at or above the lesson's lower bound for its batch (sanity of both)."""
+    name = "every TPOT at or above its lower bound"
+    from batched_decode.lab_results import batch_tpot_bound_s
+    from core.gpus import load_gpus
+    from prefill_decode.lab_results import gpu_for, model_for
+
+    gpu = gpu_for(doc, load_gpus())
+    resolved = model_for(doc) if gpu else None
+    if resolved is None:
+        return Check("SKIP", name, "GPU or model not in the course's core")
+    p = doc["parameters"]
+    below = []
+    for b, t in tpot.items():
+        bound = batch_tpot_bound_s(gpu, *resolved, p["prompt_tokens"], p["new_tokens"], b)
+        if t < bound:
+            below.append(f"B={b}: {ms(t)} < {ms(bound)}")
+    if below:
+        return Check("FAIL", name, "; ".join(below))
+    return Check("PASS", name, f"{len(tpot)} batch sizes on a {gpu.name}")
+
+
+def batch_claims(doc: dict) -> list[Check]:
+    tpot = batch_medians(doc, "tpot_s")
+    return [
+        claim_throughput_grows(batch_medians(doc, "output_tokens_per_s")),
+        claim_small_batch_tpot_flat(tpot),
+        claim_above_bound(doc, tpot),
+    ]
+
+
 def sweep_claims(doc: dict) -> list[Check]:
     return [
         claim_ttft_grows(medians(doc, "prompt_sweep", "prompt_tokens", "ttft_s")),
@@ -232,7 +343,8 @@ def point_medians(doc: dict) -> dict[tuple, float]:
     for m in doc["measurements"]:
         for field in ("ttft_s", "tpot_s", "wall_s"):
             if m[field] is not None:
-                groups[(m["series"], m["prompt_tokens"], m["new_tokens"], field)].append(m[field])
+                key = (m["series"], m["label"], m["prompt_tokens"], m["new_tokens"], field)
+                groups[key].append(m[field])
     return {k: statistics.median(v) for k, v in groups.items()}
 
 
@@ -247,8 +359,8 @@ def against_recorded(doc: dict, runs: list[tuple[Path, dict]], tolerance: float)
     for key in sorted(set(new) & set(old)):
         ratio = new[key] / old[key]
         if abs(ratio - 1) > tolerance:
-            series, prompt, new_tokens, field = key
-            off.append(f"{series} prompt {prompt} new {new_tokens} {field}: x{ratio:.2f}")
+            series, label, prompt, new_tokens, field = key
+            off.append(f"{series} {label} prompt {prompt} new {new_tokens} {field}: x{ratio:.2f}")
     where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     if off:
         return Check("FAIL", name, f"vs {where}: " + "; ".join(off))
@@ -270,7 +382,8 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
             "structure and completeness are checked"
         )
         return [*checks, Check("SKIP", "timing claims", reason)]
-    checks += phases_claims(doc) if doc["lab"] == "phases" else sweep_claims(doc)
+    claims = {"phases": phases_claims, "sweep": sweep_claims, "batch_sweep": batch_claims}
+    checks += claims[doc["lab"]](doc)
     checks.append(against_recorded(doc, runs, tolerance))
     return checks
 
