@@ -139,9 +139,48 @@ def batch_completeness(doc: dict) -> Check:
     )
 
 
+def max_num_seqs_completeness(doc: dict) -> Check:
+    """max_num_seqs: every value served the whole stream, each request its exact output length."""
+    p = doc["parameters"]
+    want = Counter(
+        (f"max_num_seqs {v}", p["prompt_tokens"], n)
+        for v in p["values"]
+        for n in p["output_lengths"]
+    )
+    got = Counter(
+        (m["label"], m["prompt_tokens"], m["new_tokens"])
+        for m in doc["measurements"]
+        if m["series"] == "max_num_seqs"
+    )
+    problems = []
+    if len(p["output_lengths"]) != p["requests"]:
+        problems.append(f"{len(p['output_lengths'])} output lengths for {p['requests']} requests")
+    if got != want:
+        missing = list((want - got).elements())[:3]
+        extra = list((got - want).elements())[:3]
+        problems.append(f"requests (label, prompt, new) missing {missing}, extra {extra}")
+    served = sorted(s["max_num_seqs"] for s in doc["max_num_seqs_summaries"])
+    if served != sorted(p["values"]):
+        problems.append(f"max_num_seqs_summaries for {served}, parameters ask for {p['values']}")
+    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
+    if cached:
+        problems.append(f"prefix-cache hits in measurements{cached[:3]}")
+    if problems:
+        return Check("FAIL", "completeness", "; ".join(problems))
+    total = sum(want.values())
+    return Check(
+        "PASS",
+        "completeness",
+        f"{total} of {total} requests over {len(p['values'])} max_num_seqs values, exact "
+        "output lengths, no prefix-cache hits",
+    )
+
+
 def completeness(doc: dict) -> Check:
     if doc["lab"] == "batch_sweep":
         return batch_completeness(doc)
+    if doc["lab"] == "max_num_seqs":
+        return max_num_seqs_completeness(doc)
     got = [
         (m["series"], m["prompt_tokens"], m["new_tokens"], m["repeat"]) for m in doc["measurements"]
     ]
@@ -302,6 +341,30 @@ def batch_claims(doc: dict) -> list[Check]:
     ]
 
 
+def max_num_seqs_claims(doc: dict) -> list[Check]:
+    """A larger batch limit serves the same stream with more throughput and less queueing."""
+    rows = sorted(doc["max_num_seqs_summaries"], key=lambda s: s["max_num_seqs"])
+    if len(rows) < 2:
+        return [Check("SKIP", "timing claims", "needs two max_num_seqs values")]
+    low, high = rows[0], rows[-1]
+    gain = high["output_tokens_per_s"] / low["output_tokens_per_s"]
+    need = min(THROUGHPUT_GAIN, high["max_num_seqs"] / low["max_num_seqs"] / 2)
+    shown = ", ".join(f"{s['max_num_seqs']}: {s['output_tokens_per_s']:,.0f}/s" for s in rows)
+    throughput = Check(
+        "PASS" if gain >= need else "FAIL",
+        "throughput grows with max_num_seqs",
+        f"x{gain:.1f} from {low['max_num_seqs']} to {high['max_num_seqs']} (need >= "
+        f"x{need:g}); {shown}",
+    )
+    queueing = Check(
+        "PASS" if high["ttft_p50_s"] < low["ttft_p50_s"] else "FAIL",
+        "median TTFT falls with max_num_seqs",
+        f"{ms(low['ttft_p50_s'])} at {low['max_num_seqs']}, "
+        f"{ms(high['ttft_p50_s'])} at {high['max_num_seqs']}",
+    )
+    return [throughput, queueing]
+
+
 def sweep_claims(doc: dict) -> list[Check]:
     return [
         claim_ttft_grows(medians(doc, "prompt_sweep", "prompt_tokens", "ttft_s")),
@@ -382,7 +445,12 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
             "structure and completeness are checked"
         )
         return [*checks, Check("SKIP", "timing claims", reason)]
-    claims = {"phases": phases_claims, "sweep": sweep_claims, "batch_sweep": batch_claims}
+    claims = {
+        "phases": phases_claims,
+        "sweep": sweep_claims,
+        "batch_sweep": batch_claims,
+        "max_num_seqs": max_num_seqs_claims,
+    }
     checks += claims[doc["lab"]](doc)
     checks.append(against_recorded(doc, runs, tolerance))
     return checks
