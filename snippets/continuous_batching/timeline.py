@@ -1,8 +1,8 @@
 """The slots-over-steps picture on the page, computed: which request holds which slot at each step.
 
 A toy stream (five requests, two slots, decode steps only) under both policies. The page's Mermaid
-gantt chart is exactly gantt(lang) (tests/test_continuous_batching.py checks it), so the picture
-cannot drift from the rule it illustrates.
+gantt chart is exactly gantt(lang), checked by tests/test_continuous_batching.py, so the picture
+cannot drift from the rule it illustrates (dateFormat X: one decode step is drawn as one second).
 
 Run it: python snippets/continuous_batching/timeline.py [zh|en]
 """
@@ -81,10 +81,11 @@ def gantt(lang: str = "zh") -> list[str]:
     for policy in ("static", "continuous"):
         for i, lane in enumerate(timeline(policy), start=1):
             lines.append(f"    section {text[policy]} · {text['slot']} {i}")
-            for name, start, end in lane:
+            for name, start, end in lane:  # contiguous from step 0: each bar follows the last
                 label = text["idle"] if name == IDLE else name
                 tag = "crit, " if name == IDLE else ""
-                lines.append(f"    {label} : {tag}{start}, {end}")
+                first = "0, " if start == 0 else ""  # Mermaid: "Ns" is a duration of N units
+                lines.append(f"    {label} : {tag}{first}{end - start}s")
     return lines
 
 
