@@ -163,7 +163,7 @@ def test_values_quote_the_simulation():
     v = values()
     rows = {s.policy: s for s in sim.compare(sim.burst(STREAM), HW)}
     assert v["offline_static_util"] == f"{rows['static'].slot_utilization:.1%}"
-    assert v["toy_static_steps"] == f"{makespan(timeline('static'))}"
+    assert v["timeline_static_steps"] == f"{makespan(timeline('static'))}"
     assert all(isinstance(x, str) for x in v.values())
 
 

@@ -57,12 +57,12 @@ def values() -> dict[str, str]:
         "drawn_p99": f"{np.percentile(out, 99):.0f}",
         "drawn_max": f"{out.max()}",
         "offered_tok_s": f"{RATE * out.mean():,.0f}",
-        "toy_requests": f"{len(TOY)}",
-        "toy_slots": f"{TOY_SLOTS}",
-        "toy_static_steps": f"{makespan(toy['static'])}",
-        "toy_continuous_steps": f"{makespan(toy['continuous'])}",
-        "toy_static_busy": f"{busy_share(toy['static']):.0%}",
-        "toy_continuous_busy": f"{busy_share(toy['continuous']):.0%}",
+        "timeline_requests": f"{len(TOY)}",
+        "timeline_slots": f"{TOY_SLOTS}",
+        "timeline_static_steps": f"{makespan(toy['static'])}",
+        "timeline_continuous_steps": f"{makespan(toy['continuous'])}",
+        "timeline_static_busy": f"{busy_share(toy['static']):.0%}",
+        "timeline_continuous_busy": f"{busy_share(toy['continuous']):.0%}",
     }
     for scenario, rows in (("online", online), ("offline", offline)):
         for policy, s in rows.items():
@@ -80,15 +80,15 @@ def values() -> dict[str, str]:
     model = load_model(TRANSFER_MODEL)
     t_hw = Hardware(load_gpus()[TRANSFER_GPU], model, checkpoint_format(model))
     t = {s.policy: s for s in compare(burst(stream), t_hw, TRANSFER_SLOTS)}
-    v["transfer_gpu"] = t_hw.gpu.name
-    v["transfer_model"] = model.name
-    v["transfer_slots"] = f"{TRANSFER_SLOTS}"
-    v["transfer_harmonic"] = f"{harmonic(TRANSFER_SLOTS):.2f}"
-    v["transfer_util_estimate"] = f"{1 / harmonic(TRANSFER_SLOTS):.1%}"
+    v["xfer_gpu"] = t_hw.gpu.name
+    v["xfer_model"] = model.name
+    v["xfer_slots"] = f"{TRANSFER_SLOTS}"
+    v["xfer_harmonic"] = f"{harmonic(TRANSFER_SLOTS):.2f}"
+    v["xfer_util_estimate"] = f"{1 / harmonic(TRANSFER_SLOTS):.1%}"
     for policy, summary in t.items():
-        v[f"transfer_{policy}_util"] = f"{summary.slot_utilization:.1%}"
-        v[f"transfer_{policy}_tok_s"] = f"{summary.throughput_tok_s:,.0f}"
-    v["transfer_gain"] = f"{t['continuous'].throughput_tok_s / t['static'].throughput_tok_s:.1f}"
+        v[f"xfer_{policy}_util"] = f"{summary.slot_utilization:.1%}"
+        v[f"xfer_{policy}_tok_s"] = f"{summary.throughput_tok_s:,.0f}"
+    v["xfer_gain"] = f"{t['continuous'].throughput_tok_s / t['static'].throughput_tok_s:.1f}"
     v["offline_gain"] = (
         f"{offline['continuous'].throughput_tok_s / offline['static'].throughput_tok_s:.1f}"
     )
