@@ -28,7 +28,7 @@ from core.gpus import GPU, load_gpus
 from core.models import ModelSpec, load_model
 from core.roofline import bound, ttft_bound
 
-SEED = 2026
+SEED = 42
 REQUESTS = 400
 RATE = 8.0  # requests per second (Poisson arrivals)
 PROMPT_TOKENS = 512
