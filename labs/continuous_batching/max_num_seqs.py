@@ -6,7 +6,8 @@ serves the same seeded stream: fixed-length prompts, output lengths drawn from a
 distribution (numpy, the simulator's), each forced with ignore_eos so the lengths are exact. All
 requests are handed over at once (an offline job); per request, vLLM's request metrics give TTFT,
 TPOT and end-to-end latency, and the stream's output throughput is every new token over the span
-from the first request queued to the last token. Prefix caching is off.
+from the first request queued to the last token. Prefix caching is off; a short unmeasured
+warm-up runs first on each engine.
 
   python labs/continuous_batching/max_num_seqs.py             # Qwen2.5-7B-Instruct-AWQ on a GPU
   .venv-labs/bin/python labs/continuous_batching/max_num_seqs.py --dummy --config tiny \\
@@ -78,6 +79,10 @@ def serve(opts: argparse.Namespace, spec: lab.ModelSpec, backend: str, value: in
     for prompt in prompts:
         lab.validate_token_ids(prompt, vocab)
     params = [SamplingParams(max_tokens=n, ignore_eos=True, detokenize=False) for n in lengths]
+    # warm-up, unmeasured: the first steps of a fresh engine compile and allocate
+    warm = [{"prompt_token_ids": p} for p in prompts[: min(value, 8)]]
+    warm_params = SamplingParams(max_tokens=2, ignore_eos=True, detokenize=False)
+    llm.generate(warm, warm_params, use_tqdm=False)
     t0 = time.perf_counter()
     outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
     wall = time.perf_counter() - t0
@@ -156,7 +161,7 @@ def main() -> None:
         "enable_prefix_caching": False,
         "gpu_memory_utilization": opts.gpu_memory_utilization,
         "seed": opts.seed,
-        "warmup": 0,
+        "warmup": 1,
         "values": opts.values,
         "requests": opts.requests,
         "prompt_tokens": opts.prompt_tokens,
