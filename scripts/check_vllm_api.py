@@ -10,6 +10,7 @@ Checked in every labs/**/*.py:
   SamplingParams(...)  its fields (a msgspec Struct: the class annotations)
   x.generate(...)      keywords of LLM.generate
   {"prompt_token_ids": ...} and TokensPrompt(...)  keys of the TokensPrompt TypedDict
+  x.metrics.<name>     fields of RequestStateStats (RequestOutput.metrics in the V1 engine)
 
   python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
 """
@@ -32,6 +33,7 @@ SOURCES = {
     "engine_args": "vllm/engine/arg_utils.py",
     "sampling_params": "vllm/sampling_params.py",
     "inputs": "vllm/inputs/llm.py",
+    "stats": "vllm/v1/metrics/stats.py",
     "version": "vllm/_version.py",
 }
 
@@ -89,6 +91,7 @@ class Api:
     generate: frozenset[str]
     sampling_params: frozenset[str]
     tokens_prompt: frozenset[str]
+    request_metrics: frozenset[str]
 
 
 def find_class(tree: ast.Module, name: str) -> ast.ClassDef:
@@ -140,6 +143,7 @@ def load_api(source: Path) -> Api:
     except LookupError:
         sampling_fields = annotated_fields(trees["sampling_params"], sampling)
     tokens = annotated_fields(trees["inputs"], find_class(trees["inputs"], "TokensPrompt"))
+    stats = annotated_fields(trees["stats"], find_class(trees["stats"], "RequestStateStats"))
     return Api(
         version=version[1] if version else "unknown",
         llm_init=frozenset(init),
@@ -147,6 +151,7 @@ def load_api(source: Path) -> Api:
         generate=frozenset(generate),
         sampling_params=frozenset(f for f in sampling_fields if not f.startswith("_")),
         tokens_prompt=frozenset(tokens),
+        request_metrics=frozenset(stats),
     )
 
 
@@ -195,6 +200,20 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
                 else:
                     continue
                 problems.append(Problem(path, kw.value.lineno, message))
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "metrics"
+            and node.attr not in api.request_metrics
+        ):
+            problems.append(
+                Problem(
+                    path,
+                    node.lineno,
+                    f"metrics attribute {node.attr!r} is not a RequestStateStats field "
+                    f"in vLLM {api.version}",
+                )
+            )
         if isinstance(node, ast.Dict):
             keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
             if "prompt_token_ids" in keys:

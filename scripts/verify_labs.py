@@ -1,4 +1,4 @@
-"""Check the prefill/decode lesson's claims against lab results.
+"""Check the lessons' claims against lab results (prefill/decode labs, the batch sweep).
 
   python scripts/verify_labs.py FILE...          check results files written by the labs
   python scripts/verify_labs.py --run [--lab-args="--dummy"] [--sweep-args="--repeats 5"]
@@ -20,7 +20,7 @@ import shlex
 import statistics
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -45,6 +45,11 @@ DEFAULT_TOLERANCE = 0.30  # against a recorded run: each compared median within 
 # TTFT is compared at prompts this long or longer only: below, a few ms of host-CPU work (which
 # varies from machine to machine) is a large share of it; phases.py's long prompt is 2000 tokens.
 LONG_PROMPT = 2000
+# batch_sweep (labs/batched_decode): the batched-decode lesson's claims
+THROUGHPUT_STEP_SLACK = 0.9  # each larger batch's output throughput >= 0.9x the previous one
+THROUGHPUT_GAIN = 8.0  # largest vs smallest batch: >= x8 (or half the batch ratio if smaller)
+SMALL_BATCH = 8  # up to this batch size the weights dominate the bytes of a step
+SMALL_BATCH_TPOT_FLAT = 1.5  # max / min TPOT for batches up to SMALL_BATCH
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,88 @@ def planned(doc: dict) -> list[tuple[str, int, int, int]]:
     ]
 
 
+def batch_completeness(doc: dict) -> Check:
+    """batch_sweep: B requests per batch size and repeat, each with the exact token counts."""
+    p = doc["parameters"]
+    got = Counter(
+        (m["label"], m["prompt_tokens"], m["new_tokens"], m["repeat"])
+        for m in doc["measurements"]
+        if m["series"] == "batch_sweep"
+    )
+    want = Counter(
+        {
+            (f"batch {b}", p["prompt_tokens"], p["new_tokens"], r): b
+            for r in range(p["repeats"])
+            for b in p["batches"]
+        }
+    )
+    problems = []
+    if got != want:
+        missing = list((want - got).elements())[:3]
+        extra = list((got - want).elements())[:3]
+        problems.append(f"requests (label, prompt, new, repeat) missing {missing}, extra {extra}")
+    summaries = Counter((s["batch"], s["repeat"]) for s in doc["batch_summaries"])
+    wanted = Counter((b, r) for r in range(p["repeats"]) for b in p["batches"])
+    if summaries != wanted:
+        problems.append(f"batch_summaries: {sorted(summaries)} instead of {sorted(wanted)}")
+    if max(p["batches"]) > p["max_num_seqs"]:
+        problems.append(f"max_num_seqs {p['max_num_seqs']} < largest batch {max(p['batches'])}")
+    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
+    if cached:
+        problems.append(f"prefix-cache hits in measurements{cached[:3]}")
+    if problems:
+        return Check("FAIL", "completeness", "; ".join(problems))
+    total = sum(want.values())
+    return Check(
+        "PASS",
+        "completeness",
+        f"{total} of {total} requests in {len(wanted)} batches, exact prompt and new tokens, "
+        "no prefix-cache hits",
+    )
+
+
+def max_num_seqs_completeness(doc: dict) -> Check:
+    """max_num_seqs: every value served the whole stream, each request its exact output length."""
+    p = doc["parameters"]
+    want = Counter(
+        (f"max_num_seqs {v}", p["prompt_tokens"], n)
+        for v in p["values"]
+        for n in p["output_lengths"]
+    )
+    got = Counter(
+        (m["label"], m["prompt_tokens"], m["new_tokens"])
+        for m in doc["measurements"]
+        if m["series"] == "max_num_seqs"
+    )
+    problems = []
+    if len(p["output_lengths"]) != p["requests"]:
+        problems.append(f"{len(p['output_lengths'])} output lengths for {p['requests']} requests")
+    if got != want:
+        missing = list((want - got).elements())[:3]
+        extra = list((got - want).elements())[:3]
+        problems.append(f"requests (label, prompt, new) missing {missing}, extra {extra}")
+    served = sorted(s["max_num_seqs"] for s in doc["max_num_seqs_summaries"])
+    if served != sorted(p["values"]):
+        problems.append(f"max_num_seqs_summaries for {served}, parameters ask for {p['values']}")
+    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
+    if cached:
+        problems.append(f"prefix-cache hits in measurements{cached[:3]}")
+    if problems:
+        return Check("FAIL", "completeness", "; ".join(problems))
+    total = sum(want.values())
+    return Check(
+        "PASS",
+        "completeness",
+        f"{total} of {total} requests over {len(p['values'])} max_num_seqs values, exact "
+        "output lengths, no prefix-cache hits",
+    )
+
+
 def completeness(doc: dict) -> Check:
+    if doc["lab"] == "batch_sweep":
+        return batch_completeness(doc)
+    if doc["lab"] == "max_num_seqs":
+        return max_num_seqs_completeness(doc)
     got = [
         (m["series"], m["prompt_tokens"], m["new_tokens"], m["repeat"]) for m in doc["measurements"]
     ]
@@ -196,6 +282,93 @@ def phases_claims(doc: dict) -> list[Check]:
     return checks
 
 
+def batch_medians(doc: dict, field: str) -> dict[int, float]:
+    groups: dict[int, list[float]] = defaultdict(list)
+    for s in doc["batch_summaries"]:
+        groups[s["batch"]].append(s[field])
+    return {b: statistics.median(v) for b, v in sorted(groups.items())}
+
+
+def claim_throughput_grows(tps: dict[int, float]) -> Check:
+    name = "output throughput grows with the batch size"
+    if len(tps) < 2:
+        return Check("SKIP", name, "needs two batch sizes")
+    batches = list(tps)
+    steps_ok = all(tps[b] >= THROUGHPUT_STEP_SLACK * tps[a] for a, b in pairwise(batches))
+    gain = tps[batches[-1]] / tps[batches[0]]
+    need = min(THROUGHPUT_GAIN, batches[-1] / batches[0] / 2)
+    shown = ", ".join(f"{b}: {v:,.0f}/s" for b, v in tps.items())
+    detail = f"x{gain:.1f} from B={batches[0]} to B={batches[-1]} (need >= x{need:g}); {shown}"
+    return Check("PASS" if steps_ok and gain >= need else "FAIL", name, detail)
+
+
+def claim_small_batch_tpot_flat(tpot: dict[int, float]) -> Check:
+    name = f"TPOT nearly flat up to B={SMALL_BATCH}"
+    small = {b: t for b, t in tpot.items() if b <= SMALL_BATCH}
+    if len(small) < 2:
+        return Check("SKIP", name, f"needs two batch sizes up to {SMALL_BATCH}")
+    spread = max(small.values()) / min(small.values())
+    shown = ", ".join(f"{b}: {ms(t)}" for b, t in small.items())
+    ok = spread <= SMALL_BATCH_TPOT_FLAT
+    detail = f"max/min x{spread:.2f} (need <= x{SMALL_BATCH_TPOT_FLAT:g}); {shown}"
+    return Check("PASS" if ok else "FAIL", name, detail)
+
+
+def claim_above_bound(doc: dict, tpot: dict[int, float]) -> Check:
+    """Every measured TPOT at or above the lesson's lower bound for its batch (sanity of both)."""
+    name = "every TPOT at or above its lower bound"
+    from batched_decode.lab_results import batch_tpot_bound_s
+    from core.gpus import load_gpus
+    from prefill_decode.lab_results import gpu_for, model_for
+
+    gpu = gpu_for(doc, load_gpus())
+    resolved = model_for(doc) if gpu else None
+    if resolved is None:
+        return Check("SKIP", name, "GPU or model not in the course's core")
+    p = doc["parameters"]
+    below = []
+    for b, t in tpot.items():
+        bound = batch_tpot_bound_s(gpu, *resolved, p["prompt_tokens"], p["new_tokens"], b)
+        if t < bound:
+            below.append(f"B={b}: {ms(t)} < {ms(bound)}")
+    if below:
+        return Check("FAIL", name, "; ".join(below))
+    return Check("PASS", name, f"{len(tpot)} batch sizes on a {gpu.name}")
+
+
+def batch_claims(doc: dict) -> list[Check]:
+    tpot = batch_medians(doc, "tpot_s")
+    return [
+        claim_throughput_grows(batch_medians(doc, "output_tokens_per_s")),
+        claim_small_batch_tpot_flat(tpot),
+        claim_above_bound(doc, tpot),
+    ]
+
+
+def max_num_seqs_claims(doc: dict) -> list[Check]:
+    """A larger batch limit serves the same stream with more throughput and less queueing."""
+    rows = sorted(doc["max_num_seqs_summaries"], key=lambda s: s["max_num_seqs"])
+    if len(rows) < 2:
+        return [Check("SKIP", "timing claims", "needs two max_num_seqs values")]
+    low, high = rows[0], rows[-1]
+    gain = high["output_tokens_per_s"] / low["output_tokens_per_s"]
+    need = min(THROUGHPUT_GAIN, high["max_num_seqs"] / low["max_num_seqs"] / 2)
+    shown = ", ".join(f"{s['max_num_seqs']}: {s['output_tokens_per_s']:,.0f}/s" for s in rows)
+    throughput = Check(
+        "PASS" if gain >= need else "FAIL",
+        "throughput grows with max_num_seqs",
+        f"x{gain:.1f} from {low['max_num_seqs']} to {high['max_num_seqs']} (need >= "
+        f"x{need:g}); {shown}",
+    )
+    queueing = Check(
+        "PASS" if high["ttft_p50_s"] < low["ttft_p50_s"] else "FAIL",
+        "median TTFT falls with max_num_seqs",
+        f"{ms(low['ttft_p50_s'])} at {low['max_num_seqs']}, "
+        f"{ms(high['ttft_p50_s'])} at {high['max_num_seqs']}",
+    )
+    return [throughput, queueing]
+
+
 def sweep_claims(doc: dict) -> list[Check]:
     return [
         claim_ttft_grows(medians(doc, "prompt_sweep", "prompt_tokens", "ttft_s")),
@@ -244,24 +417,26 @@ def recorded_runs(results_dir: Path) -> list[tuple[Path, dict]]:
     return runs
 
 
-def claimed_medians(doc: dict) -> dict[tuple[str, str, int, int], float]:
+def claimed_medians(doc: dict) -> dict[tuple[str, str, str, int, int], float]:
     """Medians of what the lesson claims, per point: TPOT everywhere, TTFT at long prompts."""
     groups: dict[tuple, list[float]] = defaultdict(list)
     for m in doc["measurements"]:
         if m["tpot_s"] is not None:
-            groups[("TPOT", m["series"], m["prompt_tokens"], m["new_tokens"])].append(m["tpot_s"])
+            key = ("TPOT", m["series"], m["label"], m["prompt_tokens"], m["new_tokens"])
+            groups[key].append(m["tpot_s"])
         if m["prompt_tokens"] >= LONG_PROMPT:
-            groups[("TTFT", m["series"], m["prompt_tokens"], m["new_tokens"])].append(m["ttft_s"])
+            key = ("TTFT", m["series"], m["label"], m["prompt_tokens"], m["new_tokens"])
+            groups[key].append(m["ttft_s"])
     return {k: statistics.median(v) for k, v in groups.items()}
 
 
-def describe_compared(keys: list[tuple[str, str, int, int]]) -> str:
+def describe_compared(keys: list[tuple[str, str, str, int, int]]) -> str:
     """'TPOT at 4 points (phases 3, ...), TTFT at prompts 2,000': which medians were compared."""
     parts = []
     for quantity in ("TPOT", "TTFT"):
         series = [k[1] for k in keys if k[0] == quantity]
         if quantity == "TTFT" and series:
-            prompts = sorted({k[2] for k in keys if k[0] == quantity})
+            prompts = sorted({k[3] for k in keys if k[0] == quantity})
             parts.append(f"TTFT at prompts of {', '.join(f'{p:,}' for p in prompts)} tokens")
         elif series:
             counts = ", ".join(f"{s} {series.count(s)}" for s in dict.fromkeys(series))
@@ -290,8 +465,10 @@ def against_recorded(doc: dict, runs: list[tuple[Path, dict]], tolerance: float)
     for key in keys:
         ratio = new[key] / old[key]
         if abs(ratio - 1) > tolerance:
-            quantity, series, prompt, new_tokens = key
-            off.append(f"{quantity} {series} prompt {prompt} new {new_tokens}: x{ratio:.2f}")
+            quantity, series, label, prompt, new_tokens = key
+            off.append(
+                f"{quantity} {series} {label} prompt {prompt} new {new_tokens}: x{ratio:.2f}"
+            )
     compared = f"compared {describe_compared(keys)} vs {where} (same {MATCHED_ON})"
     if off:
         return Check("FAIL", name, f"{compared}; off: " + "; ".join(off))
@@ -313,7 +490,13 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
             "structure and completeness are checked"
         )
         return [*checks, Check("SKIP", "timing claims", reason)]
-    checks += phases_claims(doc) if doc["lab"] == "phases" else sweep_claims(doc)
+    claims = {
+        "phases": phases_claims,
+        "sweep": sweep_claims,
+        "batch_sweep": batch_claims,
+        "max_num_seqs": max_num_seqs_claims,
+    }
+    checks += claims[doc["lab"]](doc)
     checks.append(against_recorded(doc, runs, tolerance))
     return checks
 

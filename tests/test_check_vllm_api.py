@@ -43,6 +43,12 @@ FAKE_VLLM = {
         class TokensPrompt(_PromptOptions):
             prompt_token_ids: list[int]
     """,
+    "vllm/v1/metrics/stats.py": """
+        @dataclass
+        class RequestStateStats:
+            queued_ts: float = 0.0
+            last_token_ts: float = 0.0
+    """,
 }
 
 LAB = """\
@@ -50,7 +56,8 @@ from vllm import LLM, SamplingParams
 
 llm = LLM(model="m", seed=1, max_model_len=64)
 params = SamplingParams(max_tokens=4, ignore_eos=True)
-llm.generate([{"prompt_token_ids": [1, 2], "cache_salt": "s"}], params, use_tqdm=False)
+outs = llm.generate([{"prompt_token_ids": [1, 2], "cache_salt": "s"}], params, use_tqdm=False)
+span = outs[0].metrics.last_token_ts - outs[0].metrics.queued_ts
 """
 
 
@@ -81,6 +88,7 @@ def test_what_the_fake_release_accepts(fake_source):
     assert api.generate == {"prompts", "sampling_params", "use_tqdm"}
     assert api.sampling_params == {"max_tokens", "ignore_eos"}  # private fields left out
     assert api.tokens_prompt == {"prompt_token_ids", "cache_salt"}  # with the base's keys
+    assert api.request_metrics == {"queued_ts", "last_token_ts"}
 
 
 def test_accepted_keywords_pass(fake_source, tmp_path):
@@ -95,6 +103,7 @@ def test_accepted_keywords_pass(fake_source, tmp_path):
         ("use_tqdm=False", "progress=False", "generate() keyword 'progress'"),
         ('"cache_salt": "s"', '"prompt_ids": [3]', "prompt key 'prompt_ids'"),
         ("seed=1", "**options", "LLM(**...) cannot be checked"),
+        (".metrics.queued_ts", ".metrics.queue_ts", "metrics attribute 'queue_ts'"),
     ],
 )
 def test_an_unknown_keyword_is_named_with_file_and_line(fake_source, tmp_path, old, new, expected):
@@ -197,3 +206,6 @@ def test_the_real_release_accepts_the_keywords_the_labs_rely_on(real_source):
     assert engine <= api.engine_args
     assert {"max_tokens", "ignore_eos", "detokenize"} <= api.sampling_params
     assert "prompt_token_ids" in api.tokens_prompt
+    assert {"max_num_seqs", "max_num_batched_tokens"} <= api.engine_args
+    timestamps = {"queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts"}
+    assert timestamps | {"first_token_latency"} <= api.request_metrics

@@ -1,0 +1,156 @@
+"""Batched decode in vLLM: TPOT and output throughput as B concurrent requests share each step.
+
+For each batch size B: B requests with distinct prompts of the same length, each forced to produce
+exactly the same number of new tokens, handed to the engine in one generate() call so that they
+decode together. Per request, vLLM's request metrics give TPOT (first token -> last token, over the
+new tokens after the first); per batch, output throughput is every new token over the span from
+the first request queued to the last token, on the engine's own clock. Prefix caching is off.
+Writes a results JSON (labs/results/schema.json) and prints one line per batch size.
+
+  python labs/batched_decode/batch_sweep.py                    # Qwen2.5-7B-Instruct-AWQ on a GPU
+  .venv-labs/bin/python labs/batched_decode/batch_sweep.py --dummy --config tiny \\
+      --batches 1,4,16 --prompt-tokens 64 --new-tokens 16      # CPU smoke run
+"""
+
+import argparse
+import itertools
+import statistics
+import time
+
+import labkit as lab
+
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+PROMPT_TOKENS = 512
+NEW_TOKENS = 128
+
+
+def int_list(text: str) -> list[int]:
+    try:
+        values = sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        values = []
+    if not values or values[0] < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers like 1,2,4, got {text!r}")
+    return values
+
+
+def check_batch_fits(
+    spec: lab.LabModel, gpu_total: int, utilization: float, batch: int, context: int
+) -> None:
+    """Every sequence of the largest batch must hold its KV cache at once, or vLLM queues some."""
+    if spec.spec is None:
+        return
+    need = lab.memory_need(spec.spec, spec.fmt, context)
+    room = utilization * gpu_total - need.weights - need.runtime
+    fits = int(room // need.kv_cache) if room > 0 else 0
+    if batch > fits:
+        raise lab.PreflightError(
+            f"a batch of {batch} sequences of {context} tokens needs "
+            f"{lab.gib(batch * need.kv_cache)} of KV cache; about {fits} fit next to the "
+            f"weights in this GPU's {lab.gib(utilization * gpu_total)} budget",
+            f"pass --batches up to {fits}, or shorter --prompt-tokens / --new-tokens",
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    lab.add_common_options(parser)
+    parser.add_argument("--batches", type=int_list, default=BATCHES, help="comma list of B")
+    parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS, help="per request")
+    parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS, help="per request")
+    parser.add_argument("--repeats", type=int, default=1, help="rounds over every batch size")
+    parser.add_argument("--warmup", type=int, default=1, help="unmeasured rounds at the largest B")
+    opts = parser.parse_args()
+    if opts.new_tokens < 2:
+        parser.error("--new-tokens must be at least 2 (TPOT needs two tokens)")
+    if opts.prompt_tokens < 1 or opts.repeats < 1 or opts.warmup < 0:
+        parser.error("--prompt-tokens and --repeats must be positive, --warmup not negative")
+
+    spec = lab.resolve_model(opts.model, opts.dummy, opts.config)
+    context = opts.prompt_tokens + opts.new_tokens
+    max_model_len = opts.max_model_len or context
+    largest = max(opts.batches)
+    backend = lab.preflight(spec, max_model_len, context, opts.gpu_memory_utilization)
+    if backend == "cuda":
+        gpu = lab.probe_gpu()
+        check_batch_fits(spec, gpu.total_bytes, opts.gpu_memory_utilization, largest, context)
+    lab.setup_environment(spec.dummy)
+
+    from vllm import LLM, SamplingParams
+
+    llm = LLM(
+        model=spec.model,
+        load_format=spec.load_format,  # "dummy": random weights from config.json, no download
+        skip_tokenizer_init=spec.dummy,  # prompts are token ids: exact lengths, no tokenizer
+        max_model_len=max_model_len,
+        max_num_seqs=largest,  # the scheduler may run every request of the largest batch at once
+        enable_prefix_caching=False,  # distinct prompts anyway; no cached prefill skews TTFT
+        disable_log_stats=False,  # fills RequestOutput.metrics: the timestamps used below
+        gpu_memory_utilization=opts.gpu_memory_utilization,
+        # CPU only: room for the largest batch's KV cache (a GPU sizes its own from the budget)
+        kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, context * largest),
+    )
+    vocab = llm.model_config.get_vocab_size()
+    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
+    seeds = itertools.count(opts.seed)  # a fresh prompt for every request
+    params = SamplingParams(max_tokens=opts.new_tokens, ignore_eos=True, detokenize=False)
+
+    def batch(b: int, repeat: int, series: str = "batch_sweep"):
+        prompts = [lab.prompt_ids(opts.prompt_tokens, vocab, next(seeds)) for _ in range(b)]
+        for prompt in prompts:
+            lab.validate_token_ids(prompt, vocab)
+        t0 = time.perf_counter()
+        outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
+        wall = time.perf_counter() - t0
+        rows = [lab.measurement(series, f"batch {b}", repeat, out, wall) for out in outs]
+        # engine-core timestamps (monotonic, one clock for every request of the call)
+        span = max(o.metrics.last_token_ts for o in outs) - min(o.metrics.queued_ts for o in outs)
+        summary = {
+            "batch": b,
+            "repeat": repeat,
+            "tpot_s": statistics.median(r.tpot_s for r in rows),
+            "output_tokens_per_s": sum(r.new_tokens for r in rows) / span,
+            "span_s": span,
+            "wall_s": wall,
+        }
+        return rows, summary
+
+    for _ in range(opts.warmup):  # compile and allocate for the largest batch, unmeasured
+        batch(largest, 0, "warmup")
+
+    rows: list[lab.Measurement] = []
+    summaries: list[dict] = []
+    for repeat in range(opts.repeats):
+        for b in opts.batches:
+            got, summary = batch(b, repeat)
+            rows += got
+            summaries.append(summary)
+
+    print(f"\nbatch sweep: {opts.prompt_tokens}-token prompts, {opts.new_tokens} new tokens each")
+    print(f"{'B':>5} {'TPOT ms':>9} {'B/TPOT tok/s':>13} {'output tok/s':>13} {'span s':>8}")
+    for b in opts.batches:
+        mine = [s for s in summaries if s["batch"] == b]
+        tpot = statistics.median(s["tpot_s"] for s in mine)
+        tps = statistics.median(s["output_tokens_per_s"] for s in mine)
+        span = statistics.median(s["span_s"] for s in mine)
+        print(f"{b:>5} {tpot * 1e3:9.2f} {b / tpot:13,.0f} {tps:13,.0f} {span:8.3f}")
+
+    parameters = {
+        "max_model_len": max_model_len,
+        "enable_prefix_caching": False,
+        "gpu_memory_utilization": opts.gpu_memory_utilization,
+        "seed": opts.seed,
+        "warmup": opts.warmup,
+        "repeats": opts.repeats,
+        "batches": opts.batches,
+        "prompt_tokens": opts.prompt_tokens,
+        "new_tokens": opts.new_tokens,
+        "max_num_seqs": largest,
+    }
+    doc = lab.results_document("batch_sweep", backend, spec, llm, parameters, rows)
+    doc["batch_summaries"] = summaries
+    print(f"\nresults: {lab.write_results(doc, opts.out)}")
+
+
+if __name__ == "__main__":  # vLLM spawns worker processes that re-import this file
+    main()

@@ -1,0 +1,1 @@
+"""The batched-decode lesson: decode bound against batch size, critical batch, the chart."""

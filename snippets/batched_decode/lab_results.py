@@ -1,0 +1,142 @@
+"""Recorded GPU runs of the batch-sweep lab, beside the lower bounds of batch_bound (Markdown).
+
+Reads labs/results/<gpu>/*.json whose lab is "batch_sweep" (written by
+labs/batched_decode/batch_sweep.py on a GPU, checked by scripts/verify_labs.py) and prints one
+table per run: measured TPOT and throughput for each batch size B next to their bounds. With no
+recorded run it says so, and prints no number. The bound for a batch is the mean of
+core.roofline.tpot_bound(batch=B) over the run's decode steps (contexts prompt .. prompt + new - 2),
+for the weights the run loaded (AWQ or BF16).
+
+Run it: python snippets/batched_decode/lab_results.py [zh|en]
+"""
+
+import statistics
+import sys
+from pathlib import Path
+
+from core.formats import WeightFormat
+from core.gpus import GPU, load_gpus
+from core.models import ModelSpec
+from core.roofline import tpot_bound
+from prefill_decode.lab_results import RESULTS, gpu_for, model_for, recorded_runs
+
+LAB = "batch_sweep"
+# The lab's defaults (labs/batched_decode/batch_sweep.py; tests/test_batched_decode.py checks them)
+LAB_BATCHES = tuple(2**i for i in range(9))
+LAB_PROMPT_TOKENS = 512
+LAB_NEW_TOKENS = 128
+
+TEXT = {
+    "zh": {
+        "none": (
+            "目前还没有记录在案的批处理扫描运行：labs/results/ 里没有 batch_sweep 的结果文件。"
+            "在 GPU 上运行 labs/batched_decode/batch_sweep.py、按 README 的 Labs 一节提交结果后，"
+            "这里会按批大小列出实测的 TPOT 和吞吐，旁边是同一配置的下界。"
+        ),
+        "header": [
+            "B",
+            "TPOT (ms)",
+            "TPOT 下界 (ms)",
+            "B/TPOT (token/s)",
+            "吞吐上界 (token/s)",
+            "输出吞吐 (token/s)",
+        ],
+        "run": "{gpu}（{device}）· vLLM {vllm} · {model}（{quant}）· {date} · {file}",
+        "notes": (
+            "有重复时取中位数。下界按这次运行实际加载的权重格式、批大小和各解码步的上下文计算；"
+            "— 表示 GPU 或模型不在课程的核心表里。输出吞吐 = 全部新 token ÷（第一个请求排队到"
+            "最后一个 token），含预填充。"
+        ),
+    },
+    "en": {
+        "none": (
+            "No batch-sweep run is recorded yet: labs/results/ holds no batch_sweep results file. "
+            "Once labs/batched_decode/batch_sweep.py has run on a GPU and its results are added as "
+            "the Labs section of the README describes, this lists measured TPOT and throughput "
+            "for each batch size beside the bounds for the same configuration."
+        ),
+        "header": [
+            "B",
+            "TPOT (ms)",
+            "TPOT bound (ms)",
+            "B/TPOT (tokens/s)",
+            "throughput bound (tokens/s)",
+            "output throughput (tokens/s)",
+        ],
+        "run": "{gpu} ({device}) · vLLM {vllm} · {model} ({quant}) · {date} · {file}",
+        "notes": (
+            "Medians where a batch size was repeated. Bounds are for the weights the run loaded, "
+            "its batch size and each decode step's context; — marks a GPU or model the course's "
+            "core does not know. Output throughput = every new token / (first request queued to "
+            "last token), prefill included."
+        ),
+    },
+}
+
+
+def batch_tpot_bound_s(
+    gpu: GPU, spec: ModelSpec, fmt: WeightFormat, prompt: int, new: int, batch: int
+) -> float:
+    """Mean lower bound of the new - 1 decode steps of a batch, every sequence in step."""
+    steps = [tpot_bound(gpu, spec, prompt + i - 1, fmt, batch).seconds for i in range(1, new)]
+    return sum(steps) / len(steps)
+
+
+def batch_runs(results_dir: Path = RESULTS) -> list[tuple[Path, dict]]:
+    return [(p, run) for p, run in recorded_runs(results_dir) if run["lab"] == LAB]
+
+
+def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
+    p = run["parameters"]
+    resolved = model_for(run) if gpu is not None else None
+    lines = ["| " + " | ".join(header) + " |", "|---:|" + "---:|" * (len(header) - 1)]
+    for b in p["batches"]:
+        mine = [s for s in run["batch_summaries"] if s["batch"] == b]
+        if not mine:
+            continue
+        tpot = statistics.median(s["tpot_s"] for s in mine)
+        tps = statistics.median(s["output_tokens_per_s"] for s in mine)
+        bound = (
+            batch_tpot_bound_s(gpu, *resolved, p["prompt_tokens"], p["new_tokens"], b)
+            if resolved
+            else None
+        )
+        cells = [
+            f"{b}",
+            f"{tpot * 1e3:,.2f}",
+            "—" if bound is None else f"{bound * 1e3:,.2f}",
+            f"{b / tpot:,.0f}",
+            "—" if bound is None else f"{b / bound:,.0f}",
+            f"{tps:,.0f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
+    text = TEXT[lang]
+    runs = batch_runs(results_dir)
+    if not runs:
+        print(text["none"])
+        return
+    gpus = load_gpus()
+    root = results_dir.parents[1]
+    for path, run in runs:
+        gpu = gpu_for(run, gpus)
+        provenance = text["run"].format(
+            gpu=gpu.name if gpu else run["device"]["name"],
+            device=run["device"]["name"],
+            vllm=run["software"]["vllm"],
+            model=run["model"]["id"],
+            quant=run["model"]["quantization"] or "—",
+            date=run["date"][:10],
+            file=path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name,
+        )
+        print(f"{provenance}\n")
+        print("\n".join(table(run, gpu, text["header"])))
+        print()
+    print(text["notes"])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "zh")

@@ -1,0 +1,139 @@
+"""Figures the batched-decode lesson quotes in its prose, computed here (never typed in Markdown).
+
+Pages refer to them as {{ batched_decode.<name> }}; scripts/hooks/values.py fills them in.
+Run `python snippets/batched_decode/values.py` to list every name and its value.
+"""
+
+from batched_decode.batch_bound import (
+    BATCHES,
+    CONTEXT,
+    compute_ceiling_tokens_per_s,
+    configurations,
+    kv_ceiling_tokens_per_s,
+    max_batch,
+    mfu_ceiling,
+    step,
+    vanishing_context,
+)
+from batched_decode.lab_results import LAB_BATCHES, LAB_NEW_TOKENS, LAB_PROMPT_TOKENS
+from core.formats import checkpoint_format
+from core.forward import decode_flops
+from core.gpus import load_gpus
+from core.models import kv_bytes_per_token, load_model
+from core.roofline import critical_batch, decode_intensity_limit, flops_utilization
+from prefill_decode.values import QWEN_BENCH_BF16_TOK_S
+
+QUIZ_CONTEXT = 512  # the numeric self-test: the critical batch at a shorter context
+TRANSFER_MODEL = "llama-3.1-8b-instruct"
+TRANSFER_GPU = "h200_sxm"
+TRANSFER_CONTEXTS = (512, 1024)
+# vLLM 0.26.0's max_num_seqs for the LLM class on GPUs under 70 GiB (and on an A100):
+# EngineArgs.get_batch_defaults in vllm/engine/arg_utils.py
+VLLM_MAX_NUM_SEQS_DEFAULT = 256
+
+
+def _b(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def values() -> dict[str, str]:
+    gpus = load_gpus()
+    (rtx, bf16, f_bf16), (_, awq, f_awq), (h100, _, _), _ = configurations()
+    ha1 = step(h100, awq, f_awq, CONTEXT, BATCHES[0])
+    ha_last = step(h100, awq, f_awq, CONTEXT, BATCHES[-1])
+    first, last = BATCHES[0], BATCHES[-1]
+    s1 = step(rtx, bf16, f_bf16, CONTEXT, first)
+    s_last = step(rtx, bf16, f_bf16, CONTEXT, last)
+    a1 = step(rtx, awq, f_awq, CONTEXT, first)
+    a_last = step(rtx, awq, f_awq, CONTEXT, last)
+    h1 = step(h100, bf16, f_bf16, CONTEXT, first)
+    h_last = step(h100, bf16, f_bf16, CONTEXT, last)
+    fits_bf16 = max_batch(rtx, bf16, f_bf16, CONTEXT)
+    s_fit = step(rtx, bf16, f_bf16, CONTEXT, max(b for b in BATCHES if b <= fits_bf16))
+    a100 = gpus["a100_80gb_sxm"]
+    bench_mfu = flops_utilization(a100, decode_flops(bf16, 1), 1 / QWEN_BENCH_BF16_TOK_S)
+    llama, tgpu = load_model(TRANSFER_MODEL), gpus[TRANSFER_GPU]
+    f_llama = checkpoint_format(llama)
+    t_short, t_long = TRANSFER_CONTEXTS
+    return {
+        # the page's setting
+        "model_name": bf16.name,
+        "gpu_name": rtx.name,
+        "h100_name": h100.name,
+        "context": f"{CONTEXT:,}",
+        "first_batch": f"{first}",
+        "last_batch": f"{last}",
+        "m_params": f"{decode_flops(bf16, 1) / 2 / 1e9:.2f}",
+        "rtx_ridge": f"{rtx.ridge_point:.0f}",
+        "h100_ridge": f"{h100.ridge_point:.0f}",
+        # the RTX 4090 sweep, BF16
+        "bf16_tpot_first_ms": f"{s1.tpot_s * 1e3:.2f}",
+        "bf16_tpot_last_ms": f"{s_last.tpot_s * 1e3:.2f}",
+        "bf16_tps_first": f"{s1.tokens_per_s:,.0f}",
+        "bf16_tps_last": f"{s_last.tokens_per_s:,.0f}",
+        "bf16_tps_gain": f"{s_last.tokens_per_s / s1.tokens_per_s:.0f}",
+        "bf16_tpot_growth": f"{s_last.tpot_s / s1.tpot_s:.2f}",
+        "bf16_intensity_last": f"{s_last.intensity:.0f}",
+        "bf16_fits": f"{fits_bf16:,}",
+        "bf16_fit_batch": f"{s_fit.batch}",
+        "bf16_fit_tps": f"{s_fit.tokens_per_s:,.0f}",
+        "bf16_mfu_first": f"{mfu_ceiling(rtx, bf16, s1):.1%}",
+        "bf16_mfu_last": f"{mfu_ceiling(rtx, bf16, s_last):.0%}",
+        # the RTX 4090 sweep, AWQ
+        "awq_tpot_first_ms": f"{a1.tpot_s * 1e3:.2f}",
+        "awq_tpot_last_ms": f"{a_last.tpot_s * 1e3:.2f}",
+        "awq_tps_last": f"{a_last.tokens_per_s:,.0f}",
+        "awq_fits": f"{max_batch(rtx, awq, f_awq, CONTEXT):,}",
+        # the H100, BF16
+        "h100_tpot_first_ms": f"{h1.tpot_s * 1e3:.2f}",
+        "h100_tpot_last_ms": f"{h_last.tpot_s * 1e3:.2f}",
+        "h100_tps_last": f"{h_last.tokens_per_s:,.0f}",
+        "h100_awq_tpot_first_ms": f"{ha1.tpot_s * 1e3:.2f}",
+        "h100_awq_tpot_last_ms": f"{ha_last.tpot_s * 1e3:.2f}",
+        "h100_fits": f"{max_batch(h100, bf16, f_bf16, CONTEXT):,}",
+        # critical batch
+        "b0_bf16": _b(critical_batch(rtx, bf16, 0, f_bf16)),
+        "b0_awq": _b(critical_batch(rtx, awq, 0, f_awq)),
+        "b0_h100_bf16": _b(critical_batch(h100, bf16, 0, f_bf16)),
+        "bstar_bf16": _b(critical_batch(rtx, bf16, CONTEXT, f_bf16)),
+        "bstar_awq": _b(critical_batch(rtx, awq, CONTEXT, f_awq)),
+        "intensity_limit": f"{decode_intensity_limit(bf16, CONTEXT):.0f}",
+        "intensity_limit_double": f"{decode_intensity_limit(bf16, 2 * CONTEXT):.0f}",
+        "double_context": f"{2 * CONTEXT:,}",
+        "rtx_vanishing_context": f"{vanishing_context(rtx, bf16):,.0f}",
+        "h100_vanishing_context": f"{vanishing_context(h100, bf16):,.0f}",
+        "compute_ceiling_rtx": f"{compute_ceiling_tokens_per_s(rtx, bf16):,.0f}",
+        "compute_ceiling_h100": f"{compute_ceiling_tokens_per_s(h100, bf16):,.0f}",
+        "kv_ceiling_rtx": f"{kv_ceiling_tokens_per_s(rtx, bf16, CONTEXT):,.0f}",
+        "kv_ceiling_h100": f"{kv_ceiling_tokens_per_s(h100, bf16, CONTEXT):,.0f}",
+        # MBU and MFU of a published batch-1 run (latency_metrics states its MBU)
+        "bench_gpu": a100.name,
+        "bench_mfu": f"{bench_mfu:.1%}",
+        # self-test
+        "quiz_context": f"{QUIZ_CONTEXT:,}",
+        "quiz_bstar_awq": _b(critical_batch(rtx, awq, QUIZ_CONTEXT, f_awq)),
+        "quiz_bstar_bf16": _b(critical_batch(rtx, bf16, QUIZ_CONTEXT, f_bf16)),
+        "quiz_fits_bf16": f"{max_batch(rtx, bf16, f_bf16, QUIZ_CONTEXT):,}",
+        "transfer_model": llama.name,
+        "transfer_gpu": tgpu.name,
+        "transfer_kappa": f"{kv_bytes_per_token(llama):,.0f}",
+        "transfer_ridge": f"{tgpu.ridge_point:.0f}",
+        "transfer_short": f"{t_short:,}",
+        "transfer_long": f"{t_long:,}",
+        "transfer_limit_short": f"{decode_intensity_limit(llama, t_short):.0f}",
+        "transfer_limit_long": f"{decode_intensity_limit(llama, t_long):.0f}",
+        "transfer_bstar_short": _b(critical_batch(tgpu, llama, t_short, f_llama)),
+        "transfer_bstar_long": _b(critical_batch(tgpu, llama, t_long, f_llama)),
+        "transfer_fits_short": f"{max_batch(tgpu, llama, f_llama, t_short):,}",
+        "transfer_vanishing": f"{vanishing_context(tgpu, llama):,.0f}",
+        # the lab
+        "vllm_max_num_seqs_default": f"{VLLM_MAX_NUM_SEQS_DEFAULT}",
+        "lab_prompt": f"{LAB_PROMPT_TOKENS:,}",
+        "lab_new": f"{LAB_NEW_TOKENS:,}",
+        "lab_batches": ", ".join(f"{b}" for b in LAB_BATCHES),
+    }
+
+
+if __name__ == "__main__":
+    for name, value in values().items():
+        print(f"{name} = {value}")

@@ -1,0 +1,1 @@
+"""The continuous-batching lesson: a seeded simulator of static and iteration-level batching."""
