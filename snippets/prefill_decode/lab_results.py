@@ -26,6 +26,7 @@ from core.roofline import decode_steps_bound_s, ttft_bound
 RESULTS = Path(core.__file__).resolve().parents[2] / "labs" / "results"
 # labs/results/<folder> -> core/gpus.toml key, where the two names differ
 # (folders are the driver's device name, e.g. "NVIDIA A100-SXM4-80GB" -> a100_sxm4_80gb).
+LABS = {"phases", "sweep"}  # this lesson's labs (labs/prefill_decode/)
 GPU_KEYS = {"a100_sxm4_80gb": "a100_80gb_sxm", "h100_80gb_hbm3": "h100_sxm", "h200": "h200_sxm"}
 
 TEXT = {
@@ -102,8 +103,11 @@ TEXT = {
 }
 
 
-def recorded_runs(results_dir: Path = RESULTS) -> list[tuple[Path, dict]]:
+def recorded_runs(
+    results_dir: Path = RESULTS, labs: set[str] | None = None
+) -> list[tuple[Path, dict]]:
     runs = [(p, json.loads(p.read_text(encoding="utf-8"))) for p in results_dir.glob("*/*.json")]
+    runs = [(p, run) for p, run in runs if labs is None or run["lab"] in labs]
     return sorted(runs, key=lambda r: (r[0].parent.name, r[1]["lab"], r[1]["date"]))
 
 
@@ -180,7 +184,7 @@ def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
 
 def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
     text = TEXT[lang]
-    runs = recorded_runs(results_dir)
+    runs = recorded_runs(results_dir, LABS)  # other lessons' labs are tabled on their own pages
     if not runs:
         print(text["none"])
         return
