@@ -15,6 +15,11 @@
       // Only typeset what pymdownx.arithmatex marked as math, and notebook markdown (mkdocs-jupyter).
       ignoreHtmlClass: ".+",
       processHtmlClass: "arithmatex|jp-RenderedMarkdown",
+      // Hidden MathML beside each formula for screen readers; no speech-rule engine (its worker
+      // and rule files are ~1 MiB) unless a reader turns speech on in MathJax's menu.
+      menuOptions: {
+        settings: { assistiveMml: true, enrich: false, speech: false, braille: false },
+      },
     },
   };
 })();

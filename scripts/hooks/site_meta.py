@@ -1,0 +1,117 @@
+"""MkDocs hook: what the web and its tools read besides the page text (docs/adr/0009-page-assets.md).
+
+1. Every page's <head> links its versions in every language plus x-default (the default
+   language), with absolute URLs as search engines want them. (material_fixes.py drops the
+   relative ones static-i18n writes; javascripts/requests-on-demand.js keeps Material from
+   fetching a sitemap.xml under each of them.)
+2. Material's repository widget fetches star and fork counts from the GitHub API, a request to
+   another host on every page: it stays a plain link (the "edit this page" links need no request).
+3. The 404 page in the reader's language. static-i18n renders 404.html once per language, each
+   over the last at the site root. The root keeps the default language's; a reader whose
+   missing URL is under /<lang>/ gets <lang>/404.html instead, swapped in by a short script
+   before anything of the default language's page runs.
+"""
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import urljoin
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.plugins import event_priority
+from mkdocs.structure.pages import Page
+
+HEAD_END = "</head>"
+# static-i18n's relative alternates: material_fixes.py drops them from pages, this from 404.html
+RELATIVE_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
+SOURCE_WIDGET = ' data-md-component="source"'
+NOT_FOUND = "404.html"
+
+_not_found: dict[str, str] = {}  # language -> its rendered 404.html
+
+
+def alternate_links(urls: dict[str, str], default: str) -> str:
+    """<link rel="alternate" hreflang> for each language's URL and x-default (the default's)."""
+    links = [(lang, url) for lang, url in urls.items()] + [("x-default", urls[default])]
+    return "".join(
+        f'\n    <link rel="alternate" hreflang="{lang}" href="{url}">' for lang, url in links
+    )
+
+
+def add_alternates(html: str, urls: dict[str, str], default: str) -> str:
+    return html.replace(HEAD_END, alternate_links(urls, default) + "\n  " + HEAD_END, 1)
+
+
+def not_found_switch(site_path: str, languages: list[str]) -> str:
+    """Script for the root 404.html: under <site_path><lang>/, show <lang>/404.html instead.
+
+    It runs first in <head>: window.stop() ends the parse before any script of this page runs,
+    then the other language's 404 page replaces the document (its own scripts then run once)."""
+    table = json.dumps({f"{site_path}{lang}/": f"{site_path}{lang}/{NOT_FOUND}" for lang in languages})
+    return (
+        "<script>(() => {"
+        f"const pages = {table};"
+        "const hit = Object.keys(pages).find((p) => location.pathname.startsWith(p));"
+        "if (!hit) return;"
+        "window.stop();"
+        "fetch(pages[hit]).then((r) => r.ok ? r.text() : Promise.reject(r.status))"
+        ".then((html) => { document.open(); document.write(html); document.close(); })"
+        ".catch(() => { document.open(); document.write('<h1>404</h1>'); document.close(); });"
+        "})();</script>"
+    )
+
+
+def _i18n(config: MkDocsConfig):
+    return config.plugins.get("i18n")
+
+
+def _languages(config: MkDocsConfig) -> tuple[str, list[str]]:
+    """(default language, every built language)"""
+    i18n = _i18n(config)
+    if i18n is None:
+        return config.theme["language"], [config.theme["language"]]
+    langs = [lang for lang in i18n.config.languages if lang.build]
+    return next(lang.locale for lang in langs if lang.default), [lang.locale for lang in langs]
+
+
+def _current_language(config: MkDocsConfig) -> str:
+    i18n = _i18n(config)
+    return i18n.current_language if i18n is not None else config.theme["language"]
+
+
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    output = output.replace(SOURCE_WIDGET, "")
+    alternates = getattr(page.file, "alternates", None) or {_current_language(config): page.file}
+    default, _ = _languages(config)
+    site_url = config.site_url or "/"
+    urls = {lang: urljoin(site_url, file.url) for lang, file in alternates.items()}
+    if default not in urls:
+        return output
+    return add_alternates(output, urls, default)
+
+
+def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> str:
+    if template_name == NOT_FOUND:
+        output = RELATIVE_ALTERNATE.sub("", output.replace(SOURCE_WIDGET, ""))
+        _not_found[_current_language(config)] = output
+    return output
+
+
+@event_priority(-200)  # after static-i18n (-100) has built every language
+def on_post_build(config: MkDocsConfig) -> None:
+    i18n = _i18n(config)
+    if i18n is None or i18n.building:
+        return
+    default, languages = _languages(config)
+    others = [lang for lang in languages if lang != default and lang in _not_found]
+    if default not in _not_found:
+        return
+    site = Path(config.site_dir)
+    for lang in others:
+        (site / lang).mkdir(parents=True, exist_ok=True)
+        (site / lang / NOT_FOUND).write_text(_not_found[lang], encoding="utf-8")
+    site_path = re.sub(r"^[a-z]+://[^/]+", "", config.site_url or "/") or "/"
+    switch = not_found_switch(site_path, others)
+    root = re.sub(r"(<head[^>]*>)", lambda m: m[1] + "\n    " + switch, _not_found[default], 1)
+    (site / NOT_FOUND).write_text(root, encoding="utf-8")
+    _not_found.clear()
