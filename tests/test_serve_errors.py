@@ -55,7 +55,16 @@ def served(tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
     config = make_site(tmp_path, page_pair(BROKEN))
     port = free_port()
     server = subprocess.Popen(
-        [*MKDOCS, "serve", "--strict", "--livereload", "-f", str(config), "-a", f"127.0.0.1:{port}"],
+        [
+            *MKDOCS,
+            "serve",
+            "--strict",
+            "--livereload",
+            "-f",
+            str(config),
+            "-a",
+            f"127.0.0.1:{port}",
+        ],
         cwd=tmp_path,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
         stdout=subprocess.PIPE,

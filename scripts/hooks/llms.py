@@ -1,4 +1,4 @@
-"""MkDocs hook: llms.txt per language and a Markdown copy of every page (docs/adr/0009-page-assets.md).
+"""MkDocs hook: llms.txt per language and a Markdown copy of every page (docs/adr/0009).
 
 The copy is made from the page's built HTML (markdownify), so it holds what the reader sees:
 computed values filled in, executed output, notebook output; formulas stay TeX, diagrams stay
@@ -21,7 +21,8 @@ from mkdocs.structure.pages import Page
 
 LLMS_TXT = "llms.txt"
 INTRO = {
-    "zh": "本课程每个数字都由课程代码在构建网站时算出；这些 Markdown 副本里是算好的数字和代码的实际输出。",
+    "zh": "本课程每个数字都由课程代码在构建网站时算出；"
+    "这些 Markdown 副本里是算好的数字和代码的实际输出。",
     "en": "Every figure in this course is computed by its code when the site is built; these "
     "Markdown copies hold the computed figures and the code's actual output.",
 }

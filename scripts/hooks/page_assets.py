@@ -1,4 +1,4 @@
-"""MkDocs hook: a page loads what it uses, and nothing else (docs/adr/0009-page-assets.md).
+"""MkDocs hook: a page loads what it uses, and nothing else (docs/adr/0009).
 
 - MathJax only on a page with math (pymdownx.arithmatex output, or TeX in a notebook's Markdown);
   Mermaid only on a page with a `<pre class="mermaid">`. Decided from each page's HTML at build

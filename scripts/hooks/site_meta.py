@@ -1,4 +1,4 @@
-"""MkDocs hook: what the web and its tools read besides the page text (docs/adr/0009-page-assets.md).
+"""MkDocs hook: what the web and its tools read besides the page text (docs/adr/0009).
 
 1. Every page's <head> links its versions in every language plus x-default (the default
    language), with absolute URLs as search engines want them. (material_fixes.py drops the
@@ -27,7 +27,24 @@ RELATIVE_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang
 SOURCE_WIDGET = ' data-md-component="source"'
 NOT_FOUND = "404.html"
 
+MATERIAL_404 = "<h1>404 - Not found</h1>"  # Material's 404 heading, in English for every language
+NOT_FOUND_TEXT = {
+    "zh": ("404 - 找不到页面", "这个地址没有页面。请回到{home}，或用上方的搜索。", "首页"),
+    "en": (
+        "404 - Not found",
+        "There is no page at this address. Go to the {home}, or search above.",
+        "home page",
+    ),
+}
+
 _not_found: dict[str, str] = {}  # language -> its rendered 404.html
+
+
+def localized_404(html: str, lang: str, home_url: str) -> str:
+    """Material's English-only 404 heading -> the page language's, with a link home."""
+    title, text, home = NOT_FOUND_TEXT.get(lang, NOT_FOUND_TEXT["en"])
+    link = f'<a href="{home_url}">{home}</a>'
+    return html.replace(MATERIAL_404, f"<h1>{title}</h1>\n<p>{text.format(home=link)}</p>", 1)
 
 
 def alternate_links(urls: dict[str, str], default: str) -> str:
@@ -47,7 +64,9 @@ def not_found_switch(site_path: str, languages: list[str]) -> str:
 
     It runs first in <head>: window.stop() ends the parse before any script of this page runs,
     then the other language's 404 page replaces the document (its own scripts then run once)."""
-    table = json.dumps({f"{site_path}{lang}/": f"{site_path}{lang}/{NOT_FOUND}" for lang in languages})
+    table = json.dumps(
+        {f"{site_path}{lang}/": f"{site_path}{lang}/{NOT_FOUND}" for lang in languages}
+    )
     return (
         "<script>(() => {"
         f"const pages = {table};"
@@ -74,6 +93,12 @@ def _languages(config: MkDocsConfig) -> tuple[str, list[str]]:
     return next(lang.locale for lang in langs if lang.default), [lang.locale for lang in langs]
 
 
+def _site_path(config: MkDocsConfig) -> str:
+    """The path the site is published under: "/" or "/course/"."""
+    path = re.sub(r"^[a-z]+://[^/]+", "", config.site_url or "/") or "/"
+    return path if path.endswith("/") else path + "/"
+
+
 def _current_language(config: MkDocsConfig) -> str:
     i18n = _i18n(config)
     return i18n.current_language if i18n is not None else config.theme["language"]
@@ -93,7 +118,11 @@ def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
 def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> str:
     if template_name == NOT_FOUND:
         output = RELATIVE_ALTERNATE.sub("", output.replace(SOURCE_WIDGET, ""))
-        _not_found[_current_language(config)] = output
+        lang = _current_language(config)
+        default, _ = _languages(config)
+        home = _site_path(config) + ("" if lang == default else f"{lang}/")
+        output = localized_404(output, lang, home)
+        _not_found[lang] = output
     return output
 
 
@@ -110,8 +139,10 @@ def on_post_build(config: MkDocsConfig) -> None:
     for lang in others:
         (site / lang).mkdir(parents=True, exist_ok=True)
         (site / lang / NOT_FOUND).write_text(_not_found[lang], encoding="utf-8")
-    site_path = re.sub(r"^[a-z]+://[^/]+", "", config.site_url or "/") or "/"
+    site_path = _site_path(config)
     switch = not_found_switch(site_path, others)
-    root = re.sub(r"(<head[^>]*>)", lambda m: m[1] + "\n    " + switch, _not_found[default], 1)
+    root = re.sub(
+        r"(<head[^>]*>)", lambda m: m[1] + "\n    " + switch, _not_found[default], count=1
+    )
     (site / NOT_FOUND).write_text(root, encoding="utf-8")
     _not_found.clear()
