@@ -3,9 +3,12 @@
     python scripts/bench_pages.py [SITE_DIR] [--runs 5]
 
 Builds nothing: SITE_DIR (default site/) is served the way the browser tests serve it. Each page is
-loaded --runs times, each time in a fresh browser context (a first visit, nothing cached); the
-table shows medians and the ratio to a plain page (no math, no diagram) of the same site. Bytes
-are as this local server sends them: uncompressed (a web server that gzips sends fewer).
+loaded --runs times, each time in a fresh browser context (a first visit, nothing cached), and
+nothing is clicked or typed: the bytes are what a page costs before any interaction. The table
+shows medians, the ratio to a plain page (no math, no diagram) of the same site, and the ratio to
+the floor: that plain page with nothing but its HTML and Material's own CSS, JavaScript and
+images (every other request refused). Bytes are as this local server sends them: uncompressed
+(a web server that gzips sends fewer).
 """
 
 import argparse
@@ -27,9 +30,27 @@ def is_plain(site: Path, path: str) -> bool:
     return 'class="arithmatex"' not in html and 'class="mermaid"' not in html
 
 
-def load(browser: Browser, url: str) -> tuple[float, int, int]:
-    """One cold load: (ms until rendered, bytes received, HTTP requests)."""
+# What the floor keeps besides the page itself: Material's own assets.
+MATERIAL_ASSETS = ("assets/stylesheets/", "assets/javascripts/", "assets/images/")
+PLAIN_KIB_TARGET = 1024  # issue 13: a plain page at most 1 MiB before interaction
+LESSON_TIME_TARGET = 1.5  # ... and a lesson page's rendered time at most 1.5x a plain page's
+
+
+def load(browser: Browser, url: str, floor_of: str | None = None) -> tuple[float, int, int]:
+    """One cold load: (ms until rendered, bytes received, HTTP requests). With `floor_of` (the
+    site's base URL), every request but the page and Material's own assets is refused."""
     context = browser.new_context(viewport=DESKTOP)
+    if floor_of:
+        site = floor_of
+
+        def keep(route) -> None:
+            path = route.request.url.removeprefix(site)
+            if route.request.url == url or path.startswith(MATERIAL_ASSETS):
+                route.continue_()
+            else:
+                route.abort()
+
+        context.route("**/*", keep)
     finished = []
     context.on("requestfinished", lambda request: finished.append(request))
     page = context.new_page()
@@ -69,6 +90,8 @@ def main() -> None:
         browser = launch_chromium(playwright)
         load(browser, base + plain)  # warm-up, not counted
         medians = {}
+        floor_runs = [load(browser, base + plain, floor_of=base) for _ in range(args.runs)]
+        floor = [statistics.median(column) for column in zip(*floor_runs, strict=True)]
         for path in pages:
             runs = [load(browser, base + path) for _ in range(args.runs)]
             medians[path] = [statistics.median(column) for column in zip(*runs, strict=True)]
@@ -76,15 +99,37 @@ def main() -> None:
         browser.close()
 
     print(f"{os.cpu_count()} CPUs ({cpu_model()}), Chromium {version}, {args.runs} runs per page")
-    print(f"median of cold loads; ratios against the plain page /{plain}\n")
-    print("| page | rendered (ms) | KiB | requests | × time | × KiB | × requests |")
-    print("|---|--:|--:|--:|--:|--:|--:|")
-    base_ms, base_bytes, base_requests = medians[plain]
+    print(f"median of cold loads; × plain: against the plain page /{plain}; × floor: against")
+    print("that page with only its HTML and Material's own CSS/JS/images (no engine, no index)\n")
+    print(
+        "| page | rendered (ms) | KiB before interaction | requests "
+        "| × plain time | × plain KiB | × floor time | × floor KiB |"
+    )
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
+    base_ms, base_bytes, _ = medians[plain]
+    floor_ms, floor_bytes, floor_requests = floor
+    print(
+        f"| floor (/{plain}, Material only) | {floor_ms:.0f} | {floor_bytes / 1024:.0f} "
+        f"| {floor_requests:.0f} | | | 1.00 | 1.00 |"
+    )
     for path, (ms, received, requests) in medians.items():
         print(
             f"| /{path} | {ms:.0f} | {received / 1024:.0f} | {requests:.0f} "
-            f"| {ms / base_ms:.2f} | {received / base_bytes:.2f} | {requests / base_requests:.2f} |"
+            f"| {ms / base_ms:.2f} | {received / base_bytes:.2f} "
+            f"| {ms / floor_ms:.2f} | {received / floor_bytes:.2f} |"
         )
+    plain_pages = [p for p in pages if is_plain(args.site, p)]
+    worst_plain = max(medians[p][1] for p in plain_pages) / 1024
+    heavy = [p for p in pages if not is_plain(args.site, p)]
+    worst_ratio = max((medians[p][0] / base_ms for p in heavy), default=0)
+    print(
+        f"\nlargest plain page before interaction: {worst_plain:.0f} KiB "
+        f"(target ≤ {PLAIN_KIB_TARGET}: {worst_plain / PLAIN_KIB_TARGET:.2f} of it)"
+    )
+    print(
+        f"slowest page with math or diagrams: {worst_ratio:.2f} × the plain page's rendered time "
+        f"(target ≤ {LESSON_TIME_TARGET})"
+    )
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@
 2. Material's repository widget fetches star and fork counts from the GitHub API, a request to
    another host on every page: it stays a plain link (the "edit this page" links need no request).
 3. The 404 page in the reader's language. static-i18n renders 404.html once per language, each
-   over the last at the site root. The root keeps the default language's; a reader whose
-   missing URL is under /<lang>/ gets <lang>/404.html instead, swapped in by a short script
-   before anything of the default language's page runs.
+   over the last at the site root. The root keeps the default language's and carries the
+   others': a reader whose missing URL is under /<lang>/ gets that language's page, written in
+   by a short script before anything of the default language's page runs (not_found_switch).
+   <lang>/404.html is written too, for hosts that look for the nearest 404.html.
 """
 
 import json
@@ -59,23 +60,26 @@ def add_alternates(html: str, urls: dict[str, str], default: str) -> str:
     return html.replace(HEAD_END, alternate_links(urls, default) + "\n  " + HEAD_END, 1)
 
 
-def not_found_switch(site_path: str, languages: list[str]) -> str:
-    """Script for the root 404.html: under <site_path><lang>/, show <lang>/404.html instead.
+def not_found_switch(site_path: str, pages: dict[str, str]) -> str:
+    """Script for the root 404.html: under <site_path><lang>/, show that language's 404 page.
 
-    It runs first in <head>: window.stop() ends the parse before any script of this page runs,
-    then the other language's 404 page replaces the document (its own scripts then run once)."""
-    table = json.dumps(
-        {f"{site_path}{lang}/": f"{site_path}{lang}/{NOT_FOUND}" for lang in languages}
-    )
+    It runs first in <head> (after <meta charset>), while the page is parsed: it writes the
+    other language's page in place (its scripts run, once), then opens a <template> that takes
+    in the rest of the default language's page, inert: none of its scripts run. The URL and the
+    404 status stay."""
+    table = {
+        f"{site_path}{lang}/": re.sub(r"^\s*<!doctype html>", "", html, flags=re.I)
+        for lang, html in pages.items()
+    }
+    # a JSON string in a <script>: "</" and "<!--" would end or confuse the script element
+    data = json.dumps(table, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
     return (
         "<script>(() => {"
-        f"const pages = {table};"
+        f"const pages = {data};"
         "const hit = Object.keys(pages).find((p) => location.pathname.startsWith(p));"
         "if (!hit) return;"
-        "window.stop();"
-        "fetch(pages[hit]).then((r) => r.ok ? r.text() : Promise.reject(r.status))"
-        ".then((html) => { document.open(); document.write(html); document.close(); })"
-        ".catch(() => { document.open(); document.write('<h1>404</h1>'); document.close(); });"
+        "document.write(pages[hit] + '<template>');"
+        "document.documentElement.lang = hit.split('/').at(-2);"
         "})();</script>"
     )
 
@@ -140,9 +144,13 @@ def on_post_build(config: MkDocsConfig) -> None:
         (site / lang).mkdir(parents=True, exist_ok=True)
         (site / lang / NOT_FOUND).write_text(_not_found[lang], encoding="utf-8")
     site_path = _site_path(config)
-    switch = not_found_switch(site_path, others)
+    switch = not_found_switch(site_path, {lang: _not_found[lang] for lang in others})
+    # after <meta charset>: a browser looks for it in the first 1024 bytes only
     root = re.sub(
-        r"(<head[^>]*>)", lambda m: m[1] + "\n    " + switch, _not_found[default], count=1
+        r'(<meta charset="utf-8">)',
+        lambda m: m[1] + "\n    " + switch,
+        _not_found[default],
+        count=1,
     )
     (site / NOT_FOUND).write_text(root, encoding="utf-8")
     _not_found.clear()

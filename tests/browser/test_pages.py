@@ -56,6 +56,16 @@ def test_no_console_error_and_no_uncaught_exception(reports):
     assert_none("errors in the browser console", found)
 
 
+def test_no_page_loads_the_speech_rule_engine_or_the_search_index(reports):
+    """MathJax's speech-rule engine (~1 MiB) only if a reader turns speech on in MathJax's menu;
+    the search index only once the reader turns to the search box (tests/browser/test_search.py)."""
+
+    def eager(r: PageReport) -> list[str]:
+        return [u for u in r.requests if "/mathjax/sre/" in u or "search_index.json" in u]
+
+    assert_none("requests made before any interaction", offenders(reports, eager))
+
+
 def test_every_formula_is_typeset_without_error(reports):
     assert any(r.formulas for r in reports.values()), "no page has math: is discovery broken?"
     found = offenders(reports, lambda r: [f"not typeset: {f}" for f in r.unrendered_formulas])
