@@ -23,8 +23,8 @@ from serve_site import DEFAULT_SITE_URL, page_paths
 
 LANGS = {"zh": "", "en": "en/"}  # language -> where its pages live
 REPO_URL = "https://github.com/example/llm-inference-course"  # mkdocs.yml's default repo_url
-MATHJAX = "assets/vendor/mathjax/tex-mml-chtml.js"
-MERMAID = "assets/vendor/mermaid/mermaid.min.js"
+MATHJAX = "assets/vendor/mathjax/startup.js"
+MERMAID = "javascripts/mermaid-esm.mjs"
 CODE = re.compile(r"^(```|~~~).*?^\1\s*$|(`+)[^`\n].*?\2", re.MULTILINE | re.DOTALL)
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
 

@@ -22,8 +22,8 @@ from mkdocs.structure.pages import Page
 
 # engine -> its extra_javascript entries, in the order mkdocs.yml lists them
 ENGINES: dict[str, tuple[str, ...]] = {
-    "mathjax": ("javascripts/mathjax-config.js", "assets/vendor/mathjax/tex-mml-chtml.js"),
-    "mermaid": ("assets/vendor/mermaid/mermaid.min.js",),
+    "mathjax": ("javascripts/mathjax-config.js", "assets/vendor/mathjax/startup.js"),
+    "mermaid": ("javascripts/mermaid-esm.mjs",),
 }
 ON_DEMAND_JS = "javascripts/requests-on-demand.js"
 SEARCH_INDEX = "search/search_index.json"
@@ -61,7 +61,7 @@ def engines_used(html: str) -> set[str]:
 def drop_scripts(html: str, sources: list[str]) -> str:
     """Remove the <script src="…/SOURCE"></script> tags of `sources` (relative to the site root)."""
     for source in sources:
-        tag = re.compile(rf'\s*<script src="(?:[^"]*/)?{re.escape(source)}"></script>')
+        tag = re.compile(rf'\s*<script src="(?:[^"]*/)?{re.escape(source)}"[^>]*></script>')
         html = tag.sub("", html, count=1)
     return html
 

@@ -4,6 +4,7 @@ Each test reads the session's page reports (one visit per page, see conftest.py)
 offending page with the offending request or element.
 """
 
+import re
 from collections.abc import Callable, Iterable
 from contextlib import chdir
 from pathlib import Path
@@ -25,6 +26,9 @@ from .pagecheck import (
 )
 
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
+SPEECH = re.compile(
+    r"/mathjax/(sre/|a11y/(sre|speech|semantic-enrich)\.js)"
+)  # the speech-rule engine
 
 
 def offenders(
@@ -61,7 +65,7 @@ def test_no_page_loads_the_speech_rule_engine_or_the_search_index(reports):
     the search index only once the reader turns to the search box (tests/browser/test_search.py)."""
 
     def eager(r: PageReport) -> list[str]:
-        return [u for u in r.requests if "/mathjax/sre/" in u or "search_index.json" in u]
+        return [u for u in r.requests if SPEECH.search(u) or "search_index.json" in u]
 
     assert_none("requests made before any interaction", offenders(reports, eager))
 
