@@ -4,8 +4,9 @@
 
 1. Cold `mkdocs build --strict` of both languages into an empty folder, in a fresh process.
 2. The same build with execution off (markdown-exec registered for no language, so executed
-   blocks render as plain code; mkdocs-jupyter with `execute: false`): on / off as a ratio, and
-   the share of the build that executing blocks and notebooks takes.
+   blocks render as plain code; mkdocs-jupyter with `execute: false`; not --strict, since links
+   to anchors that executed output defines break): on / off as a ratio, and the share of the
+   build that executing blocks and notebooks takes.
 3. `mkdocs serve --strict --livereload` (what `make serve` runs): append a print to a snippet that
    an executed block includes, then time until the served page shows the new output and until
    MkDocs tells the browser to reload; median of --edits edits. MkDocs' log lines split each
@@ -41,18 +42,18 @@ from markdown_source import SNIPPET, read_page  # noqa: E402
 MKDOCS = [sys.executable, "-m", "mkdocs"]
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 # mkdocs.yml text -> the same with execution off; each must occur exactly once
-EXECUTION_OFF = {
-    "  - markdown-exec:\n      languages: [python]": "  - markdown-exec:\n      languages: []",
-    "      execute: true": "      execute: false",
+BLOCKS_OFF = {
+    "  - markdown-exec:\n      languages: [python]": "  - markdown-exec:\n      languages: []"
 }
+NOTEBOOKS_OFF = {"      execute: true": "      execute: false"}
 SERVE_TIMEOUT_S = 300
 
 
-def timed_build(config: Path) -> float:
+def timed_build(config: Path, strict: bool = True) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-build-") as site:
         start = time.perf_counter()
         proc = subprocess.run(
-            [*MKDOCS, "build", "--strict", "-f", str(config), "-d", site],
+            [*MKDOCS, "build", *(["--strict"] * strict), "-f", str(config), "-d", site],
             cwd=ROOT,
             env=ENV,
             capture_output=True,
@@ -60,17 +61,17 @@ def timed_build(config: Path) -> float:
         )
         elapsed = time.perf_counter() - start
     if proc.returncode:
-        sys.exit(f"mkdocs build --strict -f {config.name} failed:\n{proc.stdout}{proc.stderr}")
+        sys.exit(f"mkdocs build -f {config.name} failed:\n{proc.stdout}{proc.stderr}")
     return elapsed
 
 
 @contextmanager
-def config_without_execution() -> Iterator[Path]:
-    """A copy of mkdocs.yml beside it (its paths are relative to its folder), execution off."""
+def config_without(changes: dict[str, str]) -> Iterator[Path]:
+    """A copy of mkdocs.yml beside it (its paths are relative to its folder), with `changes`."""
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    for before, after in EXECUTION_OFF.items():
+    for before, after in changes.items():
         if text.count(before) != 1:
-            sys.exit(f"mkdocs.yml: expected {before!r} once; update EXECUTION_OFF in {__file__}")
+            sys.exit(f"mkdocs.yml: expected {before!r} once; update {__file__}")
         text = text.replace(before, after)
     path = ROOT / ".bench-build-no-execution.yml"
     path.write_text(text, encoding="utf-8")
@@ -116,6 +117,11 @@ class ServeLog:
         for line in proc.stdout:
             with self._lock:
                 self.lines.append((time.perf_counter(), line.rstrip()))
+
+    def last_between(self, since: float, until: float, pattern: str) -> float | None:
+        with self._lock:
+            found = [t for t, line in self.lines if since < t < until and re.search(pattern, line)]
+        return found[-1] if found else None
 
     def first_after(self, since: float, pattern: str) -> float | None:
         with self._lock:
@@ -185,7 +191,9 @@ def serve_edits(edits: int) -> list[Edit]:
             visible = time.perf_counter()
             reload = log.wait_for(start, r"Reloading browsers")
             began = log.wait_for(start, r"Building documentation\.\.\.")
-            other = log.first_after(began, r"Building '\w+' documentation") or reload
+            # static-i18n logs "Building '<lang>' documentation" for each language; the last one
+            # before the reload starts the last language
+            other = log.last_between(began, reload, r"Building '\w+' documentation") or reload
             results.append(
                 Edit(visible - start, reload - start, began - start, other - began, reload - other)
             )
@@ -212,9 +220,17 @@ def main() -> None:
             "snippets/ has uncommitted changes: commit or stash them (the serve loop edits one)"
         )
 
-    on = statistics.median(timed_build(ROOT / "mkdocs.yml") for _ in range(args.runs))
-    with config_without_execution() as config:
-        off = statistics.median(timed_build(config) for _ in range(args.runs))
+    def build(changes: dict[str, str]) -> float:
+        if not changes:
+            return statistics.median(timed_build(ROOT / "mkdocs.yml") for _ in range(args.runs))
+        with config_without(changes) as config:
+            # not strict: links to anchors that executed output defines break without it
+            return statistics.median(timed_build(config, strict=False) for _ in range(args.runs))
+
+    on = build({})
+    off = build(BLOCKS_OFF | NOTEBOOKS_OFF)
+    no_blocks = build(BLOCKS_OFF)
+    no_notebooks = build(NOTEBOOKS_OFF)
     edits = serve_edits(args.edits)
 
     def median(field: str) -> float:
@@ -230,13 +246,21 @@ def main() -> None:
     print(f"| same, execution off (blocks and notebooks) | {off:.1f} | on/off {on / off:.2f} |")
     print(f"| share of the build spent executing | | {(on - off) / on:.0%} |")
     print(
+        f"|   of which: executed blocks (markdown-exec) | {on - no_blocks:.1f} | "
+        f"{(on - no_blocks) / on:.0%} |"
+    )
+    print(
+        f"|   of which: notebooks (mkdocs-jupyter) | {on - no_notebooks:.1f} | "
+        f"{(on - no_notebooks) / on:.0%} |"
+    )
+    print(
         f"| `make serve`: snippet edit → served page shows it | {median('visible_s'):.1f} | "
         f"÷ 2 s target {median('visible_s') / 2:.2f} |"
     )
     print(f"| `make serve`: snippet edit → browser reload | {median('reload_s'):.1f} | |")
     print(f"|   of which: waiting for edits to settle | {median('settle_s'):.1f} | |")
-    print(f"|   of which: default language (zh) | {median('default_lang_s'):.1f} | |")
-    print(f"|   of which: other languages (en) | {median('other_langs_s'):.1f} | |")
+    print(f"|   of which: first language (zh) | {median('default_lang_s'):.1f} | |")
+    print(f"|   of which: second language (en), static-i18n | {median('other_langs_s'):.1f} | |")
 
 
 if __name__ == "__main__":
