@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from markdown_source import SNIPPET, read_page  # noqa: E402
 
 MKDOCS = [sys.executable, "-m", "mkdocs"]
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+# unbuffered: serve's log lines must arrive when written, they time the parts of a rebuild
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
 # mkdocs.yml text -> the same with execution off; each must occur exactly once
 BLOCKS_OFF = {
     "  - markdown-exec:\n      languages: [python]": "  - markdown-exec:\n      languages: []"
