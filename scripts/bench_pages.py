@@ -3,14 +3,18 @@
     python scripts/bench_pages.py [SITE_DIR] [--runs 5]
 
 Builds nothing: SITE_DIR (default site/) is served the way the browser tests serve it. Each page is
-loaded --runs times, each time in a fresh browser context (a first visit, nothing cached); the
-table shows medians and the ratio to a plain page (no math, no diagram) of the same site. Bytes
-are as this local server sends them: uncompressed (a web server that gzips sends fewer).
+loaded --runs times, each time in a fresh browser context (a first visit, nothing cached), and
+nothing is clicked or typed: the bytes are what a page costs before any interaction. The table
+shows medians, the ratio to a plain page (no math, no diagram) of the same site, and the ratio to
+the floor: that plain page with nothing but its HTML and Material's own CSS, JavaScript and
+images (every other request refused). Bytes are as this local server sends them: uncompressed
+(a web server that gzips sends fewer).
 """
 
 import argparse
 import os
 import platform
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -22,17 +26,32 @@ ROOT = Path(__file__).resolve().parent.parent
 RENDER_TIMEOUT_MS = 60_000
 
 
+ENGINE_SCRIPT = re.compile(r'<script src="[^"]*(?:mathjax|mermaid)[^"]*"')
+
+
 def is_plain(site: Path, path: str) -> bool:
-    html = (site / path / "index.html").read_text(encoding="utf-8")
-    return 'class="arithmatex"' not in html and 'class="mermaid"' not in html
+    """A page that loads no math or diagram engine (scripts/hooks/page_assets.py decides)."""
+    return not ENGINE_SCRIPT.search((site / path / "index.html").read_text(encoding="utf-8"))
 
 
-def load(browser: Browser, url: str) -> tuple[float, int, int]:
-    """One cold load: (ms until rendered, bytes received, HTTP requests)."""
+# What the floor refuses: everything of ours (Material's own assets stay: assets/stylesheets/,
+# assets/javascripts/, assets/images/). Blocked inside Chromium, so no round trip through here.
+NOT_MATERIAL = ("javascripts/*", "stylesheets/*", "assets/vendor/*", "search/*", "en/search/*")
+PLAIN_KIB_TARGET = 1024  # issue 13: a plain page at most 1 MiB before interaction
+LESSON_TIME_TARGET = 1.5  # ... and a lesson page's rendered time at most 1.5x a plain page's
+
+
+def load(browser: Browser, url: str, floor_of: str | None = None) -> tuple[float, int, int]:
+    """One cold load: (ms until rendered, bytes received, HTTP requests). With `floor_of` (the
+    site's base URL), every request but the page and Material's own assets is refused."""
     context = browser.new_context(viewport=DESKTOP)
     finished = []
     context.on("requestfinished", lambda request: finished.append(request))
     page = context.new_page()
+    if floor_of:
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.setBlockedURLs", {"urls": [floor_of + p for p in NOT_MATERIAL]})
     page.goto(url)
     rendered_ms = page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS)
     if rendered_ms is None:
@@ -69,6 +88,8 @@ def main() -> None:
         browser = launch_chromium(playwright)
         load(browser, base + plain)  # warm-up, not counted
         medians = {}
+        floor_runs = [load(browser, base + plain, floor_of=base) for _ in range(args.runs)]
+        floor = [statistics.median(column) for column in zip(*floor_runs, strict=True)]
         for path in pages:
             runs = [load(browser, base + path) for _ in range(args.runs)]
             medians[path] = [statistics.median(column) for column in zip(*runs, strict=True)]
@@ -76,15 +97,37 @@ def main() -> None:
         browser.close()
 
     print(f"{os.cpu_count()} CPUs ({cpu_model()}), Chromium {version}, {args.runs} runs per page")
-    print(f"median of cold loads; ratios against the plain page /{plain}\n")
-    print("| page | rendered (ms) | KiB | requests | × time | × KiB | × requests |")
-    print("|---|--:|--:|--:|--:|--:|--:|")
-    base_ms, base_bytes, base_requests = medians[plain]
+    print(f"median of cold loads; × plain: against the plain page /{plain}; × floor: against")
+    print("that page with only its HTML and Material's own CSS/JS/images (no engine, no index)\n")
+    print(
+        "| page | rendered (ms) | KiB before interaction | requests "
+        "| × plain time | × plain KiB | × floor time | × floor KiB |"
+    )
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
+    base_ms, base_bytes, _ = medians[plain]
+    floor_ms, floor_bytes, floor_requests = floor
+    print(
+        f"| floor (/{plain}, Material only) | {floor_ms:.0f} | {floor_bytes / 1024:.0f} "
+        f"| {floor_requests:.0f} | | | 1.00 | 1.00 |"
+    )
     for path, (ms, received, requests) in medians.items():
         print(
             f"| /{path} | {ms:.0f} | {received / 1024:.0f} | {requests:.0f} "
-            f"| {ms / base_ms:.2f} | {received / base_bytes:.2f} | {requests / base_requests:.2f} |"
+            f"| {ms / base_ms:.2f} | {received / base_bytes:.2f} "
+            f"| {ms / floor_ms:.2f} | {received / floor_bytes:.2f} |"
         )
+    plain_pages = [p for p in pages if is_plain(args.site, p)]
+    worst_plain = max(medians[p][1] for p in plain_pages) / 1024
+    heavy = [p for p in pages if not is_plain(args.site, p)]
+    worst_ratio = max((medians[p][0] / base_ms for p in heavy), default=0)
+    print(
+        f"\nlargest plain page before interaction: {worst_plain:.0f} KiB "
+        f"(target ≤ {PLAIN_KIB_TARGET}: {worst_plain / PLAIN_KIB_TARGET:.2f} of it)"
+    )
+    print(
+        f"slowest page with math or diagrams: {worst_ratio:.2f} × the plain page's rendered time "
+        f"(target ≤ {LESSON_TIME_TARGET})"
+    )
 
 
 if __name__ == "__main__":

@@ -75,6 +75,19 @@ class _Handler(SimpleHTTPRequestHandler):
             return None
         return super().send_head()
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """A missing file gets the site's 404.html, as GitHub Pages and most web servers do."""
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.is_file():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404, message)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
     def translate_path(self, path: str) -> str:
         return super().translate_path("/" + path.removeprefix(self.prefix))
 

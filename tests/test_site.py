@@ -189,7 +189,7 @@ def test_the_offline_scan_catches_an_external_script():
 
 
 def test_vendored_assets_are_served_by_the_site(built_site):
-    for asset in ["assets/vendor/mathjax/tex-mml-chtml.js", "assets/vendor/mermaid/mermaid.min.js"]:
+    for asset in ["assets/vendor/mathjax/startup.js", "assets/vendor/mermaid/mermaid.esm.min.mjs"]:
         assert (built_site.site / asset).is_file(), asset
     fonts = built_site.site / "assets/vendor/mathjax-fonts/mathjax-newcm-font/chtml.js"
     assert fonts.is_file(), "MathJax font package missing: MathJax would fetch it from a CDN"

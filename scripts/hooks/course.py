@@ -3,7 +3,7 @@
 From it this hook builds the nav's lesson section (replacing the `lessons.yml` placeholder in
 mkdocs.yml's nav), its English titles (static-i18n's nav_translations) and the home page's lesson
 table (the `<!-- lessons -->` marker, in the page's language). Tests import load_course() so that
-"a lesson" means the same thing everywhere. See docs/adr/0009-lesson-manifest.md.
+"a lesson" means the same thing everywhere. See docs/adr/0010-lesson-manifest.md.
 """
 
 from dataclasses import dataclass

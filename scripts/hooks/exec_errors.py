@@ -1,42 +1,88 @@
-"""MkDocs hook: a failing markdown-exec block names the page it is on.
+"""MkDocs hook: a failing executed block names its page; under `mkdocs serve` it shows in the page.
 
 markdown-exec logs "Execution of python code block 'ID' exited with errors" without the page;
 this adds it, so `mkdocs build --strict` points at the file to fix.
+
+Under `mkdocs serve --strict` (`make serve`) that warning would abort the rebuild, and MkDocs'
+server then holds the author's browser request with no message until the file is fixed. There,
+the warning is printed but not counted, the page opens with the error (block id, page,
+traceback) above the traceback markdown-exec renders in place, the rest of the site keeps
+serving, and the next save rebuilds the page. A failing notebook cell renders its traceback in
+the notebook page the same way. `make build` and `make test` keep the strict gate.
 """
 
+import html
 import logging
+import os
 
+from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.pages import Page
 
+# on_startup runs once per process, but `mkdocs serve` reloads this hook for each rebuild.
+SERVE_MARKER = "COURSE_MKDOCS_SERVE"
+
 _current_page: list[str] = []
+_page_errors: list[str] = []  # the current page's failing blocks (under serve)
+_report = logging.getLogger("course.exec_errors")  # outside "mkdocs": --strict does not count it
+
+
+def serving() -> bool:
+    return os.environ.get(SERVE_MARKER) == "1"
 
 
 class _NamePage(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        if _current_page and record.levelno >= logging.WARNING:
-            record.msg = f"{_current_page[0]}: {record.msg}"
-        return True
+        if not (_current_page and record.levelno >= logging.WARNING):
+            return True
+        message = f"{_current_page[0]}: {record.getMessage()}"
+        if not serving():
+            record.msg, record.args = message, ()
+            return True
+        _page_errors.append(message)
+        _report.warning("WARNING (shown in the page; not counted under serve) - %s", message)
+        return False
 
 
 _FILTER = _NamePage()
 
 
-def on_config(config, **_):
+def error_banner(messages: list[str]) -> str:
+    """An admonition listing each failing block's message (block id, page, traceback)."""
+    items = "".join(f"<pre><code>{html.escape(m)}</code></pre>" for m in messages)
+    title = f"{len(messages)} executed block(s) raised an error; the page shows what ran before"
+    return (
+        f'<div class="admonition failure" id="executed-block-errors">'
+        f'<p class="admonition-title">{title}</p>{items}</div>'
+    )
+
+
+def on_startup(command: str, **_) -> None:
+    os.environ[SERVE_MARKER] = "1" if command == "serve" else "0"
+
+
+def on_config(config: MkDocsConfig, **_):
     # markdown-exec logs through one child logger per module: filter each of them.
     for name in list(logging.root.manager.loggerDict):
         if name.startswith("mkdocs.plugins.markdown_exec"):
             logger = logging.getLogger(name)
             if _FILTER not in logger.filters:
                 logger.addFilter(_FILTER)
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if serving() and jupyter is not None:
+        jupyter.config.allow_errors = True  # the cell's traceback shows in the notebook page
     return config
 
 
 # Markdown is rendered (and blocks executed) after every on_page_markdown, before on_page_content.
 def on_page_markdown(markdown: str, page: Page, **_) -> str:
     _current_page[:] = [f"docs/{page.file.src_uri}"]
+    _page_errors.clear()
     return markdown
 
 
-def on_page_content(html: str, **_) -> str:
+def on_page_content(html_content: str, **_) -> str:
     _current_page.clear()
-    return html
+    if _page_errors:
+        html_content = error_banner(_page_errors) + html_content
+        _page_errors.clear()
+    return html_content

@@ -2,9 +2,9 @@
 
 1. static-i18n turns Material's <link rel="alternate" hreflang> into links to the page's
    counterpart. Material's JavaScript expects language *roots* there and fetches
-   <href>/sitemap.xml for each one: two 404s on every page (mkdocs-material#6582). The header's
-   language menu keeps its per-page links, and sitemap.xml lists every page's alternates, so
-   the <head> links are dropped.
+   <href>/sitemap.xml for each one: two 404s on every page (mkdocs-material#6582). These
+   relative links are dropped; site_meta.py writes absolute ones (with x-default), and
+   javascripts/requests-on-demand.js keeps Material from fetching under them (docs/adr/0012).
 2. Material's search dialog (<div class="md-search" role="dialog">) has no accessible name
    (axe: aria-dialog-name); it gets the search box's label.
 """

@@ -4,6 +4,7 @@ Each test reads the session's page reports (one visit per page, see conftest.py)
 offending page with the offending request or element.
 """
 
+import re
 from collections.abc import Callable, Iterable
 from contextlib import chdir
 from pathlib import Path
@@ -25,6 +26,9 @@ from .pagecheck import (
 )
 
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
+SPEECH = re.compile(
+    r"/mathjax/(sre/|a11y/(sre|speech|semantic-enrich)\.js)"
+)  # the speech-rule engine
 
 
 def offenders(
@@ -54,6 +58,16 @@ def test_no_console_error_and_no_uncaught_exception(reports):
     found = offenders(reports, lambda r: [f"console error: {m}" for m in r.console_errors])
     found += offenders(reports, lambda r: [f"uncaught exception: {e}" for e in r.page_errors])
     assert_none("errors in the browser console", found)
+
+
+def test_no_page_loads_the_speech_rule_engine_or_the_search_index(reports):
+    """MathJax's speech-rule engine (~1 MiB) only if a reader turns speech on in MathJax's menu;
+    the search index only once the reader turns to the search box (tests/browser/test_search.py)."""
+
+    def eager(r: PageReport) -> list[str]:
+        return [u for u in r.requests if SPEECH.search(u) or "search_index.json" in u]
+
+    assert_none("requests made before any interaction", offenders(reports, eager))
 
 
 def test_every_formula_is_typeset_without_error(reports):

@@ -1,0 +1,268 @@
+"""The author's loop: a cold strict build, the share of it spent executing code, and `make serve`.
+
+    python scripts/bench_build.py [--runs 1] [--edits 5]
+
+1. Cold `mkdocs build --strict` of both languages into an empty folder, in a fresh process.
+2. The same build with execution off (markdown-exec registered for no language, so executed
+   blocks render as plain code; mkdocs-jupyter with `execute: false`; not --strict, since links
+   to anchors that executed output defines break): on / off as a ratio, and the share of the
+   build that executing blocks and notebooks takes.
+3. `mkdocs serve --strict --livereload` (what `make serve` runs): append a print to a snippet that
+   an executed block includes, then time until the served page shows the new output and until
+   MkDocs tells the browser to reload; median of --edits edits. MkDocs' log lines split each
+   rebuild into its parts: waiting for the edits to settle, the default language, the others
+   (static-i18n builds them one after the other, in the same rebuild).
+
+Prints a Markdown table; nothing is timed by a test. The snippet is restored afterwards.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench_pages import cpu_model
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from markdown_source import SNIPPET, read_page  # noqa: E402
+
+MKDOCS = [sys.executable, "-m", "mkdocs"]
+# unbuffered: serve's log lines must arrive when written, they time the parts of a rebuild
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
+# mkdocs.yml text -> the same with execution off; each must occur exactly once
+BLOCKS_OFF = {
+    "  - markdown-exec:\n      languages: [python]": "  - markdown-exec:\n      languages: []"
+}
+NOTEBOOKS_OFF = {"      execute: true": "      execute: false"}
+SERVE_TIMEOUT_S = 300
+
+
+def timed_build(config: Path, strict: bool = True) -> float:
+    with tempfile.TemporaryDirectory(prefix="bench-build-") as site:
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [*MKDOCS, "build", *(["--strict"] * strict), "-f", str(config), "-d", site],
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            text=True,
+        )
+        elapsed = time.perf_counter() - start
+    if proc.returncode:
+        sys.exit(f"mkdocs build -f {config.name} failed:\n{proc.stdout}{proc.stderr}")
+    return elapsed
+
+
+@contextmanager
+def config_without(changes: dict[str, str]) -> Iterator[Path]:
+    """A copy of mkdocs.yml beside it (its paths are relative to its folder), with `changes`."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for before, after in changes.items():
+        if text.count(before) != 1:
+            sys.exit(f"mkdocs.yml: expected {before!r} once; update {__file__}")
+        text = text.replace(before, after)
+    path = ROOT / ".bench-build-no-execution.yml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        yield path
+    finally:
+        path.unlink()
+
+
+@dataclass(frozen=True)
+class Target:
+    snippet: Path  # the file edited
+    url_path: str  # the page that shows its output, relative to the site root
+
+
+def find_target() -> Target:
+    """The first Chinese page with a text-output block that includes a snippet."""
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        if page.name.endswith(".en.md") or "includes" in page.parts:
+            continue
+        for block in read_page(page).executed_blocks:
+            if "result" not in block.options:
+                continue
+            for line in block.body.splitlines():
+                if (included := SNIPPET.match(line)) and (
+                    ROOT / "snippets" / included[1]
+                ).is_file():
+                    rel = page.relative_to(ROOT / "docs").with_suffix("")
+                    url = "" if rel.name == "index" else f"{rel.as_posix()}/"
+                    return Target(ROOT / "snippets" / included[1], url)
+    sys.exit("no page has a result= block that includes a snippet: nothing to edit")
+
+
+class ServeLog:
+    """mkdocs serve's output lines with the time each arrived."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.lines: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            with self._lock:
+                self.lines.append((time.perf_counter(), line.rstrip()))
+
+    def last_between(self, since: float, until: float, pattern: str) -> float | None:
+        with self._lock:
+            found = [t for t, line in self.lines if since < t < until and re.search(pattern, line)]
+        return found[-1] if found else None
+
+    def first_after(self, since: float, pattern: str) -> float | None:
+        with self._lock:
+            return next(
+                (t for t, line in self.lines if t > since and re.search(pattern, line)), None
+            )
+
+    def wait_for(self, since: float, pattern: str, timeout_s: float = SERVE_TIMEOUT_S) -> float:
+        deadline = time.perf_counter() + timeout_s
+        while time.perf_counter() < deadline:
+            if (found := self.first_after(since, pattern)) is not None:
+                return found
+            time.sleep(0.02)
+        tail = "\n".join(line for _, line in self.lines[-30:])
+        sys.exit(f"mkdocs serve: no line matching {pattern!r} after {timeout_s} s:\n{tail}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def page_text(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.read().decode("utf-8")
+    except OSError:
+        return ""
+
+
+@dataclass(frozen=True)
+class Edit:
+    visible_s: float  # the served page shows the new output
+    reload_s: float  # MkDocs tells the browser to reload ("Reloading browsers")
+    settle_s: float  # edit -> the rebuild starts (MkDocs waits for edits to stop)
+    default_lang_s: float  # rebuild start -> static-i18n starts the next language
+    other_langs_s: float  # -> the rebuild is done
+
+
+def serve_edits(edits: int) -> list[Edit]:
+    target = find_target()
+    original = target.snippet.read_text(encoding="utf-8")
+    port = free_port()
+    proc = subprocess.Popen(
+        [*MKDOCS, "serve", "--strict", "--livereload", "-a", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    log = ServeLog(proc)
+    url = f"http://127.0.0.1:{port}/{target.url_path}"
+    results = []
+    try:
+        log.wait_for(0, r"Serving on")
+        for n in range(edits):
+            marker = f"bench-edit-{os.getpid()}-{n}"
+            time.sleep(1.0)  # let the watcher settle after the previous rebuild
+            start = time.perf_counter()
+            target.snippet.write_text(f'{original}\nprint("{marker}")\n', encoding="utf-8")
+            while marker not in page_text(url):
+                if time.perf_counter() - start > SERVE_TIMEOUT_S:
+                    sys.exit(f"{url} did not show the edit after {SERVE_TIMEOUT_S} s")
+                time.sleep(0.02)
+            visible = time.perf_counter()
+            reload = log.wait_for(start, r"Reloading browsers")
+            began = log.wait_for(start, r"Building documentation\.\.\.")
+            # static-i18n logs "Building '<lang>' documentation" for each language; the last one
+            # before the reload starts the last language
+            other = log.last_between(began, reload, r"Building '\w+' documentation") or reload
+            results.append(
+                Edit(visible - start, reload - start, began - start, other - began, reload - other)
+            )
+    finally:
+        target.snippet.write_text(original, encoding="utf-8")
+        proc.terminate()
+        proc.wait(timeout=30)
+    print(f"edited {target.snippet.relative_to(ROOT)}, watched /{target.url_path}", file=sys.stderr)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1, help="builds of each kind (default 1)")
+    parser.add_argument(
+        "--edits", type=int, default=5, help="snippet edits under serve (default 5)"
+    )
+    args = parser.parse_args()
+    if (
+        shutil.which("git")
+        and subprocess.run(["git", "diff", "--quiet", "--", "snippets"], cwd=ROOT).returncode
+    ):
+        sys.exit(
+            "snippets/ has uncommitted changes: commit or stash them (the serve loop edits one)"
+        )
+
+    def build(changes: dict[str, str]) -> float:
+        if not changes:
+            return statistics.median(timed_build(ROOT / "mkdocs.yml") for _ in range(args.runs))
+        with config_without(changes) as config:
+            # not strict: links to anchors that executed output defines break without it
+            return statistics.median(timed_build(config, strict=False) for _ in range(args.runs))
+
+    on = build({})
+    off = build(BLOCKS_OFF | NOTEBOOKS_OFF)
+    no_blocks = build(BLOCKS_OFF)
+    no_notebooks = build(NOTEBOOKS_OFF)
+    edits = serve_edits(args.edits)
+
+    def median(field: str) -> float:
+        return statistics.median(getattr(e, field) for e in edits)
+
+    print(
+        f"{os.cpu_count()} CPUs ({cpu_model()}), Python {sys.version.split()[0]}, "
+        f"median of {args.runs} build(s) and {len(edits)} edits\n"
+    )
+    print("| measure | seconds | ratio |")
+    print("|---|--:|--:|")
+    print(f"| cold `mkdocs build --strict`, both languages | {on:.1f} | |")
+    print(f"| same, execution off (blocks and notebooks) | {off:.1f} | on/off {on / off:.2f} |")
+    print(f"| share of the build spent executing | | {(on - off) / on:.0%} |")
+    print(
+        f"|   of which: executed blocks (markdown-exec) | {on - no_blocks:.1f} | "
+        f"{(on - no_blocks) / on:.0%} |"
+    )
+    print(
+        f"|   of which: notebooks (mkdocs-jupyter) | {on - no_notebooks:.1f} | "
+        f"{(on - no_notebooks) / on:.0%} |"
+    )
+    print(
+        f"| `make serve`: snippet edit → served page shows it | {median('visible_s'):.1f} | "
+        f"÷ 2 s target {median('visible_s') / 2:.2f} |"
+    )
+    print(f"| `make serve`: snippet edit → browser reload | {median('reload_s'):.1f} | |")
+    print(f"|   of which: waiting for edits to settle | {median('settle_s'):.1f} | |")
+    print(f"|   of which: first language (zh) | {median('default_lang_s'):.1f} | |")
+    print(f"|   of which: second language (en), static-i18n | {median('other_langs_s'):.1f} | |")
+
+
+if __name__ == "__main__":
+    main()

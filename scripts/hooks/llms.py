@@ -1,0 +1,164 @@
+"""MkDocs hook: llms.txt per language and a Markdown copy of every page (docs/adr/0012).
+
+The copy is made from the page's built HTML (markdownify), so it holds what the reader sees:
+computed values filled in, executed output, notebook output; formulas stay TeX, diagrams stay
+Mermaid source. It sits beside the page: foundations/prefill_decode/index.md. llms.txt
+(https://llmstxt.org) lists every page of the language in nav order: /llms.txt for the default
+language, /<lang>/llms.txt for the others. The mkdocs-llmstxt plugin does the same for a
+one-language site; under static-i18n each language build overwrote the other's llms.txt and
+every build warned about the other language's pages.
+"""
+
+import re
+from pathlib import Path
+from urllib.parse import urljoin
+
+from bs4 import BeautifulSoup
+from markdownify import ATX, MarkdownConverter
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.nav import Navigation, Section
+from mkdocs.structure.pages import Page
+
+LLMS_TXT = "llms.txt"
+INTRO = {
+    "zh": "本课程每个数字都由课程代码在构建网站时算出；"
+    "这些 Markdown 副本里是算好的数字和代码的实际输出。",
+    "en": "Every figure in this course is computed by its code when the site is built; these "
+    "Markdown copies hold the computed figures and the code's actual output.",
+}
+OTHER_LANGUAGES = {"zh": "其他语言", "en": "Other languages"}
+LANGUAGE_NAMES = {"zh": "简体中文", "en": "English"}
+# permalinks, tab labels, copy buttons, notebook prompts ("In [1]:"), anything not text
+DROP = (
+    "a.headerlink, a.anchor-link, .tabbed-labels, .md-source-file, .zeroclipboard-container, "
+    ".clipboard-copy-txt, .jp-InputPrompt, .jp-OutputPrompt, script, style, img, svg, button"
+)
+
+_nav: list[Navigation] = []
+
+
+class _Converter(MarkdownConverter):
+    def convert_pre(self, el, text, parent_tags):
+        if "mermaid" in (el.get("class") or []):  # a diagram: its source, as a Mermaid fence
+            return f"\n\n```mermaid\n{el.get_text().strip()}\n```\n\n"
+        return super().convert_pre(el, text, parent_tags)
+
+
+def _language(pre) -> str:
+    for node in (pre, pre.parent):
+        for css in (node.get("class") or []) if node is not None else []:
+            if css.startswith("language-"):
+                return css.removeprefix("language-")
+    return ""
+
+
+_CONVERTER = _Converter(
+    heading_style=ATX, bullets="-", escape_underscores=False, code_language_callback=_language
+)
+
+
+def page_markdown(html: str, title: str, page_url: str) -> str:
+    """A page's content HTML -> Markdown, links absolute (`page_url` is the page's own URL)."""
+    soup = BeautifulSoup(html, "html.parser")
+    for element in soup.select(DROP):
+        element.decompose()
+    for link in soup.select("a[href]"):
+        if not link["href"].startswith("#"):
+            link["href"] = urljoin(page_url, link["href"])
+    for math in soup.select(".arithmatex"):  # TeX as written: \(…\) inline, \[…\] display
+        tex = math.get_text().strip()
+        tex = re.sub(r"^\\\((.*)\\\)$", r"$\1$", tex, flags=re.S)
+        tex = re.sub(r"^\\\[(.*)\\\]$", r"$$\1$$", tex, flags=re.S)
+        math.replace_with(tex)
+    text = _CONVERTER.convert_soup(soup).strip()
+    if not text.startswith("# "):
+        text = f"# {title}\n\n{text}"
+    return re.sub(r"\n{3,}", "\n\n", text) + "\n"
+
+
+def markdown_url(url: str) -> str:
+    """A page URL -> its Markdown copy's: "en/glossary/" -> "en/glossary/index.md"."""
+    return f"{url}index.md" if url.endswith("/") or not url else re.sub(r"\.html$", ".md", url)
+
+
+def nav_lines(items, site_url: str) -> list[tuple[str, list[str]]]:
+    """(section title, "- [page](url)" lines) for the nav, sections flattened in order."""
+    sections: list[tuple[str, list[str]]] = []
+
+    def walk(nodes, trail: list[str]) -> None:
+        links = [
+            f"- [{node.title}]({urljoin(site_url, markdown_url(node.url))})"
+            for node in nodes
+            if isinstance(node, Page)
+        ]
+        if links:
+            sections.append((" › ".join(trail), links))
+        for node in nodes:
+            if isinstance(node, Section):
+                walk(node.children, [*trail, node.title])
+
+    walk(items, [])
+    return sections
+
+
+def llms_txt(
+    name: str, description: str, intro: str, sections, others: dict[str, str], heading: str
+) -> str:
+    lines = [f"# {name}", "", f"> {description}", "", intro, ""]
+    for title, links in sections:
+        lines += [f"## {title or name}", "", *links, ""]
+    if others:
+        lines += [f"## {heading}", "", *(f"- [{n}]({u})" for n, u in others.items()), ""]
+    return "\n".join(lines)
+
+
+def _lang(config: MkDocsConfig) -> str:
+    i18n = config.plugins.get("i18n")
+    return i18n.current_language if i18n is not None else config.theme["language"]
+
+
+def _prefixes(config: MkDocsConfig) -> dict[str, str]:
+    """language -> where its pages live: {"zh": "", "en": "en/"}"""
+    i18n = config.plugins.get("i18n")
+    if i18n is None:
+        return {config.theme["language"]: ""}
+    return {
+        lang.locale: "" if lang.default else f"{lang.locale}/"
+        for lang in i18n.config.languages
+        if lang.build
+    }
+
+
+def on_nav(nav: Navigation, config: MkDocsConfig, **_) -> Navigation:
+    _nav[:] = [nav]
+    return nav
+
+
+def on_page_content(html: str, page: Page, config: MkDocsConfig, **_) -> str:
+    path = Path(config.site_dir) / Path(page.file.dest_uri).with_suffix(".md")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page_url = urljoin(config.site_url or "/", page.url)
+    path.write_text(page_markdown(html, page.title or "", page_url), encoding="utf-8")
+    return html
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    lang = _lang(config)
+    prefixes = _prefixes(config)
+    site_url = config.site_url or "/"
+    others = {
+        LANGUAGE_NAMES.get(other, other): urljoin(site_url, prefix + LLMS_TXT)
+        for other, prefix in prefixes.items()
+        if other != lang
+    }
+    text = llms_txt(
+        config.site_name,
+        config.site_description or "",
+        INTRO.get(lang, INTRO["en"]),
+        nav_lines(_nav[0].items, site_url) if _nav else [],
+        others,
+        OTHER_LANGUAGES.get(lang, OTHER_LANGUAGES["en"]),
+    )
+    target = Path(config.site_dir) / prefixes.get(lang, "") / LLMS_TXT
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")

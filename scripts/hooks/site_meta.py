@@ -1,0 +1,156 @@
+"""MkDocs hook: what the web and its tools read besides the page text (docs/adr/0012).
+
+1. Every page's <head> links its versions in every language plus x-default (the default
+   language), with absolute URLs as search engines want them. (material_fixes.py drops the
+   relative ones static-i18n writes; javascripts/requests-on-demand.js keeps Material from
+   fetching a sitemap.xml under each of them.)
+2. Material's repository widget fetches star and fork counts from the GitHub API, a request to
+   another host on every page: it stays a plain link (the "edit this page" links need no request).
+3. The 404 page in the reader's language. static-i18n renders 404.html once per language, each
+   over the last at the site root. The root keeps the default language's and carries the
+   others': a reader whose missing URL is under /<lang>/ gets that language's page, written in
+   by a short script before anything of the default language's page runs (not_found_switch).
+   <lang>/404.html is written too, for hosts that look for the nearest 404.html.
+"""
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import urljoin
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.plugins import event_priority
+from mkdocs.structure.pages import Page
+
+HEAD_END = "</head>"
+# static-i18n's relative alternates: material_fixes.py drops them from pages, this from 404.html
+RELATIVE_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
+SOURCE_WIDGET = ' data-md-component="source"'
+NOT_FOUND = "404.html"
+
+MATERIAL_404 = "<h1>404 - Not found</h1>"  # Material's 404 heading, in English for every language
+NOT_FOUND_TEXT = {
+    "zh": ("404 - 找不到页面", "这个地址没有页面。请回到{home}，或用上方的搜索。", "首页"),
+    "en": (
+        "404 - Not found",
+        "There is no page at this address. Go to the {home}, or search above.",
+        "home page",
+    ),
+}
+
+_not_found: dict[str, str] = {}  # language -> its rendered 404.html
+
+
+def localized_404(html: str, lang: str, home_url: str) -> str:
+    """Material's English-only 404 heading -> the page language's, with a link home."""
+    title, text, home = NOT_FOUND_TEXT.get(lang, NOT_FOUND_TEXT["en"])
+    link = f'<a href="{home_url}">{home}</a>'
+    return html.replace(MATERIAL_404, f"<h1>{title}</h1>\n<p>{text.format(home=link)}</p>", 1)
+
+
+def alternate_links(urls: dict[str, str], default: str) -> str:
+    """<link rel="alternate" hreflang> for each language's URL and x-default (the default's)."""
+    links = [(lang, url) for lang, url in urls.items()] + [("x-default", urls[default])]
+    return "".join(
+        f'\n    <link rel="alternate" hreflang="{lang}" href="{url}">' for lang, url in links
+    )
+
+
+def add_alternates(html: str, urls: dict[str, str], default: str) -> str:
+    return html.replace(HEAD_END, alternate_links(urls, default) + "\n  " + HEAD_END, 1)
+
+
+def not_found_switch(site_path: str, pages: dict[str, str]) -> str:
+    """Script for the root 404.html: under <site_path><lang>/, show that language's 404 page.
+
+    It runs first in <head> (after <meta charset>), while the page is parsed: it writes the
+    other language's page in place (its scripts run, once), then opens a <template> that takes
+    in the rest of the default language's page, inert: none of its scripts run. The URL and the
+    404 status stay."""
+    table = {
+        f"{site_path}{lang}/": re.sub(r"^\s*<!doctype html>", "", html, flags=re.I)
+        for lang, html in pages.items()
+    }
+    # a JSON string in a <script>: "</" and "<!--" would end or confuse the script element
+    data = json.dumps(table, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    return (
+        "<script>(() => {"
+        f"const pages = {data};"
+        "const hit = Object.keys(pages).find((p) => location.pathname.startsWith(p));"
+        "if (!hit) return;"
+        "document.write(pages[hit] + '<template>');"
+        "document.documentElement.lang = hit.split('/').at(-2);"
+        "})();</script>"
+    )
+
+
+def _i18n(config: MkDocsConfig):
+    return config.plugins.get("i18n")
+
+
+def _languages(config: MkDocsConfig) -> tuple[str, list[str]]:
+    """(default language, every built language)"""
+    i18n = _i18n(config)
+    if i18n is None:
+        return config.theme["language"], [config.theme["language"]]
+    langs = [lang for lang in i18n.config.languages if lang.build]
+    return next(lang.locale for lang in langs if lang.default), [lang.locale for lang in langs]
+
+
+def _site_path(config: MkDocsConfig) -> str:
+    """The path the site is published under: "/" or "/course/"."""
+    path = re.sub(r"^[a-z]+://[^/]+", "", config.site_url or "/") or "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def _current_language(config: MkDocsConfig) -> str:
+    i18n = _i18n(config)
+    return i18n.current_language if i18n is not None else config.theme["language"]
+
+
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    output = output.replace(SOURCE_WIDGET, "")
+    alternates = getattr(page.file, "alternates", None) or {_current_language(config): page.file}
+    default, _ = _languages(config)
+    site_url = config.site_url or "/"
+    urls = {lang: urljoin(site_url, file.url) for lang, file in alternates.items()}
+    if default not in urls:
+        return output
+    return add_alternates(output, urls, default)
+
+
+def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> str:
+    if template_name == NOT_FOUND:
+        output = RELATIVE_ALTERNATE.sub("", output.replace(SOURCE_WIDGET, ""))
+        lang = _current_language(config)
+        default, _ = _languages(config)
+        home = _site_path(config) + ("" if lang == default else f"{lang}/")
+        output = localized_404(output, lang, home)
+        _not_found[lang] = output
+    return output
+
+
+@event_priority(-200)  # after static-i18n (-100) has built every language
+def on_post_build(config: MkDocsConfig) -> None:
+    i18n = _i18n(config)
+    if i18n is None or i18n.building:
+        return
+    default, languages = _languages(config)
+    others = [lang for lang in languages if lang != default and lang in _not_found]
+    if default not in _not_found:
+        return
+    site = Path(config.site_dir)
+    for lang in others:
+        (site / lang).mkdir(parents=True, exist_ok=True)
+        (site / lang / NOT_FOUND).write_text(_not_found[lang], encoding="utf-8")
+    site_path = _site_path(config)
+    switch = not_found_switch(site_path, {lang: _not_found[lang] for lang in others})
+    # after <meta charset>: a browser looks for it in the first 1024 bytes only
+    root = re.sub(
+        r'(<meta charset="utf-8">)',
+        lambda m: m[1] + "\n    " + switch,
+        _not_found[default],
+        count=1,
+    )
+    (site / NOT_FOUND).write_text(root, encoding="utf-8")
+    _not_found.clear()

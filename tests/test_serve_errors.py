@@ -1,0 +1,93 @@
+"""Under `mkdocs serve --strict` (`make serve`) a raising executed block shows its error in the
+page while the site keeps serving, and the page recovers on the next save; `mkdocs build
+--strict` still fails (tests/test_build_failures.py)."""
+
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import MKDOCS
+from test_build_failures import make_site, page_pair
+
+BROKEN = '# L\n\n```python exec="on" id="broken-block"\nraise RuntimeError("boom")\n```\n'
+FIXED = '# L\n\n```python exec="on" result="text" id="broken-block"\nprint(6 * 7)\n```\n'
+TIMEOUT_S = 120
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fetch(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode("utf-8", "replace")
+
+
+def wait_for(url: str, ready: Callable[[int, str], bool], server: subprocess.Popen) -> str:
+    deadline = time.monotonic() + TIMEOUT_S
+    status, body = 0, ""
+    while time.monotonic() < deadline:
+        assert server.poll() is None, f"mkdocs serve exited:\n{server.stdout.read()}"
+        try:
+            status, body = fetch(url)
+            if ready(status, body):
+                return body
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"{url} not as expected after {TIMEOUT_S} s (HTTP {status}):\n{body[-2000:]}")
+
+
+@pytest.fixture
+def served(tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
+    config = make_site(tmp_path, page_pair(BROKEN))
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            *MKDOCS,
+            "serve",
+            "--strict",
+            "--livereload",
+            "-f",
+            str(config),
+            "-a",
+            f"127.0.0.1:{port}",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield f"http://127.0.0.1:{port}/", tmp_path, server
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_a_raising_block_shows_in_the_page_and_the_page_recovers(served):
+    base, site, server = served
+    for lang in ("", "en/"):
+        page = wait_for(f"{base}{lang}lesson/", lambda s, b: s == 200, server)
+        assert 'id="executed-block-errors"' in page, page[-2000:]
+        assert "broken-block" in page and "docs/lesson" in page
+        assert "RuntimeError: boom" in page, "the traceback is not in the page"
+    home = wait_for(base, lambda s, b: s == 200, server)
+    assert "executed-block-errors" not in home, "a page without a failing block shows an error"
+
+    (site / "docs" / "lesson.md").write_text(FIXED, encoding="utf-8")
+    page = wait_for(f"{base}lesson/", lambda s, b: s == 200 and "42" in b, server)
+    assert "executed-block-errors" not in page and "RuntimeError" not in page

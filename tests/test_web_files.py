@@ -1,0 +1,239 @@
+"""What the web and its tools read besides the page text: per-page engines, per-language search
+indexes, edit links, hreflang alternates, the localized 404, llms.txt, Markdown copies and
+CITATION.cff.
+
+All read the session's strict build of the real site (conftest.built_site)."""
+
+import json
+import re
+import sys
+from contextlib import chdir
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
+
+from conftest import DOCS, ROOT
+from markdown_source import expand_snippets, read_page
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from serve_site import DEFAULT_SITE_URL, page_paths
+
+LANGS = {"zh": "", "en": "en/"}  # language -> where its pages live
+REPO_URL = "https://github.com/example/llm-inference-course"  # mkdocs.yml's default repo_url
+MATHJAX = "assets/vendor/mathjax/startup.js"
+MERMAID = "javascripts/mermaid-esm.mjs"
+CODE = re.compile(r"^(```|~~~).*?^\1\s*$|(`+)[^`\n].*?\2", re.MULTILINE | re.DOTALL)
+SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
+
+
+def lang_of(path: str) -> str:
+    return "en" if path.startswith("en/") else "zh"
+
+
+def source_of(path: str) -> Path:
+    """The file a built page comes from: "en/foundations/x/" -> docs/foundations/x.en.md."""
+    lang = lang_of(path)
+    stem = path.removeprefix(LANGS[lang]).rstrip("/") or "index"
+    suffix = "" if lang == "zh" else f".{lang}"
+    for candidate in (f"{stem}{suffix}.md", f"{stem}{suffix}.ipynb", f"{stem}/index{suffix}.md"):
+        if (DOCS / candidate).is_file():
+            return DOCS / candidate
+    raise AssertionError(f"no source for the built page {path}")
+
+
+@pytest.fixture(scope="module")
+def pages(built_site) -> dict[str, str]:
+    """Every built page (path relative to the site root) -> its HTML."""
+    site = built_site.site
+    return {p: (site / p / "index.html").read_text(encoding="utf-8") for p in page_paths(site)}
+
+
+def test_every_page_is_found(pages):
+    assert {lang_of(p) for p in pages} == set(LANGS) and len(pages) > 10, sorted(pages)
+
+
+# -- engines: loaded only where a page uses them -------------------------------------------------
+
+
+def notebook_has_tex(source: Path) -> bool:
+    cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
+    text = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return bool(re.search(r"\$[^$\s][^$]*\$", text))
+
+
+def test_mathjax_and_mermaid_load_only_where_the_page_uses_them(pages):
+    found = []
+    for path, html in pages.items():
+        source = source_of(path)
+        if source.suffix == ".ipynb":
+            math, diagrams = notebook_has_tex(source), False
+        else:
+            parsed = read_page(source)
+            prose = "\n".join(parsed.prose)
+            math = bool(re.search(r"\$\$|\\\(|(?<![\\$])\$[^$\s`][^$`]*\$", CODE.sub("", prose)))
+            diagrams = parsed.mermaid_diagrams > 0
+        for engine, used in ((MATHJAX, math), (MERMAID, diagrams)):
+            if (engine in html) != used:
+                found.append(
+                    f"{path}: {'uses' if used else 'does not use'} {engine}, loads it: "
+                    f"{engine in html}"
+                )
+    assert not found, "\n".join(found)
+    assert any(MERMAID in h for h in pages.values()) and any(MATHJAX in h for h in pages.values())
+    assert any(MERMAID not in h and MATHJAX not in h for h in pages.values()), "no plain page"
+
+
+def test_the_search_index_is_split_by_language(built_site):
+    for lang, prefix in LANGS.items():
+        index = json.loads(
+            (built_site.site / prefix / "search/search_index.json").read_text("utf-8")
+        )
+        locations = [d["location"] for d in index["docs"]]
+        assert locations, f"the {lang} search index is empty"
+        others = [loc for loc in locations if lang_of(loc) != lang]
+        assert not others, f"the {lang} index holds other languages' pages: {others[:5]}"
+        pages_in_index = {loc.split("#")[0] for loc in locations}
+        expected = {p for p in page_paths(built_site.site) if lang_of(p) == lang}
+        assert expected <= pages_in_index | {""}, sorted(expected - pages_in_index)
+
+
+def test_the_search_script_runs_before_materials_bundle(pages):
+    for path, html in pages.items():
+        on_demand = html.find("javascripts/requests-on-demand.js")
+        bundle = re.search(r"assets/javascripts/bundle\.[0-9a-f]+\.min\.js", html)
+        assert 0 <= on_demand < bundle.start(), path
+        own = re.search(r'data-search-index="([^"]*)"', html)[1]
+        expected = f"{LANGS[lang_of(path)]}search/search_index.json"
+        assert own == expected or own.endswith(f"/{expected}"), (path, own)
+
+
+# -- edit links and hreflang ---------------------------------------------------------------------
+
+
+def test_every_page_has_an_edit_link_to_its_own_language_file(pages):
+    found = []
+    for path, html in pages.items():
+        links = re.findall(r'<a href="([^"]+)"[^>]*rel="edit"', html)
+        expected = f"{REPO_URL}/edit/main/docs/{source_of(path).relative_to(DOCS).as_posix()}"
+        if links != [expected]:
+            found.append(f"{path}: {links}, expected [{expected}]")
+    assert not found, "\n".join(found)
+
+
+def test_no_page_asks_the_github_api_for_repository_facts(pages):
+    widgets = [p for p, html in pages.items() if 'data-md-component="source"' in html]
+    assert not widgets, f"Material's repository widget would fetch api.github.com on: {widgets}"
+    assert all(f'href="{REPO_URL}"' in html for html in pages.values())
+
+
+def test_every_head_has_hreflang_alternates_for_each_language_and_x_default(pages, built_site):
+    found = []
+    for path, html in pages.items():
+        head = html.split("</head>", 1)[0]
+        links = dict(re.findall(r'<link rel="alternate" hreflang="([^"]+)" href="([^"]+)">', head))
+        stem = path.removeprefix(LANGS[lang_of(path)])
+        expected = {lang: DEFAULT_SITE_URL + prefix + stem for lang, prefix in LANGS.items()}
+        expected["x-default"] = expected["zh"]
+        if links != expected:
+            found.append(f"{path}: {links}, expected {expected}")
+        for url in links.values():
+            target = built_site.site / urlsplit(url).path.lstrip("/") / "index.html"
+            if not target.is_file():
+                found.append(f"{path}: alternate {url} is not a built page")
+    assert not found, "\n".join(found)
+
+
+# -- the 404 page --------------------------------------------------------------------------------
+
+
+def test_each_language_has_its_404_page_and_the_root_one_switches(built_site):
+    site = built_site.site
+    root = (site / "404.html").read_text(encoding="utf-8")
+    english = (site / "en" / "404.html").read_text(encoding="utf-8")
+    assert '<html lang="zh"' in root and '<html lang="en"' in english
+    assert "<h1>404 - Not found</h1>" in english and "<h1>404 - 找不到页面</h1>" in root
+    assert '<a href="/en/">home page</a>' in english and '<a href="/">首页</a>' in root
+    assert 'const pages = {"/en/": "' in root, "the root 404 page carries no English page"
+    assert root.index('{"/en/"') < root.index("<script src="), "the switch must run first"
+
+
+# -- llms.txt and the Markdown copies ------------------------------------------------------------
+
+
+def test_llms_txt_lists_every_page_of_its_language(built_site):
+    site = built_site.site
+    for lang, prefix in LANGS.items():
+        text = (site / prefix / "llms.txt").read_text(encoding="utf-8")
+        assert text.startswith("# ") and "\n> " in text, f"{prefix}llms.txt is not llms.txt-shaped"
+        linked = set(re.findall(r"\]\((http[^)]+)\)", text))
+        for url in linked:
+            assert (site / urlsplit(url).path.lstrip("/")).is_file(), f"{prefix}llms.txt: {url}"
+        pages = {p for p in page_paths(site) if lang_of(p) == lang}
+        listed = {urlsplit(u).path.lstrip("/").removesuffix("index.md") for u in linked}
+        assert pages <= listed, f"{prefix}llms.txt misses {sorted(pages - listed)}"
+
+
+def test_every_page_has_a_markdown_copy_without_placeholders(pages, built_site):
+    found = []
+    for path in pages:
+        copy = built_site.site / path / "index.md"
+        if not copy.is_file():
+            found.append(f"{path}: no index.md")
+            continue
+        text = CODE.sub("", copy.read_text(encoding="utf-8"))
+        found += [f"{path}: placeholder {m}" for m in re.findall(r"\{\{.*?\}\}", text)]
+        found += [f"{path}: snippet include left" for _ in re.findall(r"--8<--", text)]
+    assert not found, "\n".join(found)
+
+
+def lesson_values(lesson: str) -> dict[str, str]:
+    module = __import__(f"{lesson}.values", fromlist=["values"])
+    return {k: str(v) for k, v in module.values().items()}
+
+
+def test_markdown_copies_hold_the_computed_values_and_executed_output(pages, built_site):
+    checked_values = checked_blocks = 0
+    found = []
+    for path in pages:
+        source = source_of(path)
+        if source.suffix != ".md":
+            continue
+        copy = (built_site.site / path / "index.md").read_text(encoding="utf-8")
+        parsed = read_page(source)
+        for name in parsed.value_names:
+            lesson, key = name.split(".")
+            checked_values += 1
+            if lesson_values(lesson)[key] not in copy:
+                found.append(f"{path}: value {name} = {lesson_values(lesson)[key]!r} missing")
+        for block in parsed.executed_blocks:
+            if "result" not in block.options:
+                continue
+            checked_blocks += 1
+            with chdir(ROOT):
+                output = _run_python(expand_snippets(block.body, SNIPPET_BASES), id=block.block_id)
+            line = next((ln.strip() for ln in output.splitlines() if ln.strip()), "")
+            if line not in copy:
+                found.append(f"{path}: output of block {block.block_id!r} missing: {line!r}")
+    assert checked_values and checked_blocks, "no value or executed block found: discovery broken?"
+    assert not found, "\n".join(found)
+
+
+def test_the_markdown_copy_keeps_formulas_and_diagrams_as_source(built_site):
+    copy = (built_site.site / "en/foundations/prefill_decode/index.md").read_text(encoding="utf-8")
+    assert "```mermaid\nflowchart" in copy
+    assert re.search(r"\$\$\s*\S", copy), "display math lost its $$ delimiters"
+
+
+# -- CITATION.cff --------------------------------------------------------------------------------
+
+
+def test_citation_cff_is_complete_and_matches_the_site():
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    for key in ("cff-version", "message", "title", "authors", "license", "repository-code"):
+        assert cff.get(key), f"CITATION.cff has no {key}"
+    assert cff["repository-code"] == REPO_URL
+    assert REPO_URL in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert set(cff["license"]) == {"CC-BY-4.0", "MIT"}  # the site's copyright line
