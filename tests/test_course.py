@@ -6,6 +6,7 @@
 - no page shows sys.path boilerplate, and snippets/ imports as an installed package.
 """
 
+import functools
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from course import CourseError, load_course
 SNIPPETS = ROOT / "snippets"
 
 
+@functools.cache  # values() run simulations: compute them once per test session
 def lesson_values() -> dict[str, dict[str, str]]:
     """values() of every lesson that has a values.py, as the values hook computes them."""
     import importlib

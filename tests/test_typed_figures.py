@@ -5,6 +5,7 @@ stale when the code changes. Digits that only coincide with a value (a config fa
 computed figure) are listed in COINCIDENCES with the reason.
 """
 
+import functools
 import importlib
 import re
 
@@ -23,6 +24,7 @@ COINCIDENCES = {
 }
 
 
+@functools.cache  # values() run simulations: compute them once per test session
 def lesson_values() -> dict[str, dict[str, str]]:
     found = {}
     for values_py in sorted((ROOT / "snippets").glob("*/values.py")):
