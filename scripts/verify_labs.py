@@ -1,4 +1,5 @@
-"""Check the lessons' claims against lab results (prefill/decode labs, the batch sweep).
+"""Check the lessons' claims against lab results (prefill/decode, batch sweep, KV capacity, prefix
+caching).
 
   python scripts/verify_labs.py FILE...          check results files written by the labs
   python scripts/verify_labs.py --run [--lab-args="--dummy"] [--sweep-args="--repeats 5"]
@@ -11,7 +12,11 @@ exactly the requested prompt and new tokens, no prefix-cache hits). Runs on a GP
 labs/results/<gpu>/ of the same lab, GPU, model, weight format, vLLM version and driver major,
 on the quantities the lesson claims (TPOT medians, TTFT at long prompts). A CPU run's timings
 say nothing about a GPU, so for CPU runs only structure and completeness are checked, and the
-report says so. Exit status 1 when any check fails.
+report says so.
+kv_capacity runs (labs/paged_attention/kv_capacity.py) are deterministic, so they are checked on
+CPU too: every explicit setting's engine figures equal the estimate, and the start-up figures
+follow from the block count by vLLM's formula.
+Exit status 1 when any check fails.
 """
 
 import argparse
@@ -50,6 +55,7 @@ THROUGHPUT_STEP_SLACK = 0.9  # each larger batch's output throughput >= 0.9x the
 THROUGHPUT_GAIN = 8.0  # largest vs smallest batch: >= x8 (or half the batch ratio if smaller)
 SMALL_BATCH = 8  # up to this batch size the weights dominate the bytes of a step
 SMALL_BATCH_TPOT_FLAT = 1.5  # max / min TPOT for batches up to SMALL_BATCH
+PROFILED_KV_TOLERANCE = 0.25  # kv_capacity: the assumed-reserve estimate within 25 % of vLLM
 
 
 @dataclass(frozen=True)
@@ -209,6 +215,66 @@ def completeness(doc: dict) -> Check:
         "completeness",
         f"{len(want)} of {len(want)} calls, exact prompt and new tokens, no prefix-cache hits",
     )
+
+
+# ---------------------------------------------------------------- kv_capacity (deterministic)
+
+
+def capacity_completeness(doc: dict) -> Check:
+    want = [s["label"] for s in doc["parameters"]["settings"]]
+    got = [r["label"] for r in doc["measurements"]]
+    missing = [label for label in want if label not in got]
+    extra = [label for label in got if label not in want]
+    if missing or extra:
+        return Check("FAIL", "completeness", f"missing {missing[:3]}, not requested {extra[:3]}")
+    return Check("PASS", "completeness", f"{len(want)} of {len(want)} settings")
+
+
+def engine_formula(row: dict) -> tuple[int, float]:
+    """vLLM 0.26.0's start-up figures from its block count (v1/core/kv_cache_utils.py)."""
+    concurrency = row["num_gpu_blocks"] / -(-row["max_model_len"] // row["block_size"])
+    return int(concurrency * row["max_model_len"]), concurrency
+
+
+def capacity_claims(doc: dict) -> list[Check]:
+    rows = doc["measurements"]
+    off = [
+        r["label"]
+        for r in rows
+        if (r["kv_cache_tokens"], r["max_concurrency"]) != engine_formula(r)
+    ]
+    checks = [
+        Check(
+            "FAIL" if off else "PASS",
+            "start-up figures follow from the block count",
+            f"not by vLLM's formula: {off}" if off else f"{len(rows)} row(s)",
+        )
+    ]
+    exact = [r for r in rows if r["exact"]]
+    wrong = [
+        f"{r['label']}: engine {r['num_gpu_blocks']} blocks, estimate {r['estimate_num_blocks']}"
+        for r in exact
+        if (r["num_gpu_blocks"], r["kv_cache_tokens"], r["max_concurrency"])
+        != (r["estimate_num_blocks"], r["estimate_tokens"], r["estimate_concurrency"])
+    ]
+    name = "estimate equals the engine for every kv_cache_memory_bytes setting"
+    if not exact:
+        checks.append(Check("SKIP", name, "no kv_cache_memory_bytes setting"))
+    else:
+        detail = (
+            "; ".join(wrong) if wrong else f"{len(exact)} setting(s), blocks/tokens/concurrency"
+        )
+        checks.append(Check("FAIL" if wrong else "PASS", name, detail))
+    profiled = [r for r in rows if not r["exact"]]
+    name = f"assumed-reserve estimate within {PROFILED_KV_TOLERANCE:.0%} of a profiled engine"
+    if not profiled:
+        checks.append(Check("SKIP", name, "no gpu_memory_utilization setting (CPU run?)"))
+    else:
+        errors = {r["label"]: r["estimate_tokens"] / r["kv_cache_tokens"] - 1 for r in profiled}
+        far = {k: v for k, v in errors.items() if abs(v) > PROFILED_KV_TOLERANCE}
+        shown = "; ".join(f"{k}: {v:+.1%}" for k, v in errors.items())
+        checks.append(Check("FAIL" if far else "PASS", name, shown))
+    return checks
 
 
 # ---------------------------------------------------------------- timing claims (GPU runs)
@@ -483,6 +549,8 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
     if errors:
         return [Check("FAIL", "structure", "; ".join(errors[:5]))]
     checks = [Check("PASS", "structure", f"valid against {SCHEMA.relative_to(ROOT)}")]
+    if doc["lab"] == "kv_capacity":
+        return [*checks, capacity_completeness(doc), *capacity_claims(doc)]
     checks.append(completeness(doc))
     if doc["device"]["kind"] != "cuda":
         reason = (
