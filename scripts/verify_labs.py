@@ -15,7 +15,9 @@ say nothing about a GPU, so for CPU runs only structure and completeness are che
 report says so.
 kv_capacity runs (labs/paged_attention/kv_capacity.py) are deterministic, so they are checked on
 CPU too: every explicit setting's engine figures equal the estimate, and the start-up figures
-follow from the block count by vLLM's formula.
+follow from the block count by vLLM's formula. prefix_cache runs (labs/prefix_caching/
+prefix_cache.py): the tokens each request reuses equal the lesson's cached_tokens() on any device;
+on a GPU, repeat requests' median TTFT must be lower with the cache on.
 Exit status 1 when any check fails.
 """
 
@@ -275,6 +277,69 @@ def capacity_claims(doc: dict) -> list[Check]:
         shown = "; ".join(f"{k}: {v:+.1%}" for k, v in errors.items())
         checks.append(Check("FAIL" if far else "PASS", name, shown))
     return checks
+
+
+# ---------------------------------------------------------------- prefix_cache
+
+
+def prefix_plan(doc: dict) -> list[tuple[str, str, int]]:
+    """(series, label, system prompt index) of every request the parameters ask for."""
+    p = doc["parameters"]
+    return [
+        (series, f"system {k} question {r}", k)
+        for series in ("prefix_cache_off", "prefix_cache_on")
+        for r in range(p["requests"])
+        for k in range(p["system_prompts"])
+    ]
+
+
+def prefix_completeness(doc: dict) -> Check:
+    p = doc["parameters"]
+    got = [(m["series"], m["label"]) for m in doc["measurements"]]
+    want = [(series, label) for series, label, _ in prefix_plan(doc)]
+    prompt = p["system_prompt_tokens"] + p["question_tokens"]
+    wrong = [
+        m["label"]
+        for m in doc["measurements"]
+        if (m["prompt_tokens"], m["new_tokens"]) != (prompt, p["new_tokens"])
+    ]
+    if got != want or wrong:
+        detail = f"requests {got[:2]}... vs planned {want[:2]}...; wrong token counts: {wrong[:3]}"
+        return Check("FAIL", "completeness", detail)
+    return Check("PASS", "completeness", f"{len(want)} requests, exact prompt and new tokens")
+
+
+def prefix_reuse_claim(doc: dict) -> Check:
+    from prefix_caching.reuse import cached_tokens  # the lesson's formula (snippets/)
+
+    p = doc["parameters"]
+    prompt = p["system_prompt_tokens"] + p["question_tokens"]
+    by_key = {(m["series"], m["label"]): m["cached_tokens"] for m in doc["measurements"]}
+    off = []
+    for series, label, _ in prefix_plan(doc):
+        repeat = series == "prefix_cache_on" and not label.endswith(" question 0")
+        shared = p["system_prompt_tokens"] if repeat else 0
+        want = cached_tokens(shared, prompt, p["block_size"])
+        if by_key.get((series, label)) != want:
+            off.append(f"{series} {label}: {by_key.get((series, label))} != {want}")
+    name = "tokens reused equal the lesson's cached_tokens()"
+    if off:
+        return Check("FAIL", name, "; ".join(off[:3]))
+    return Check("PASS", name, f"{len(by_key)} requests, block size {p['block_size']}")
+
+
+def prefix_ttft_claim(doc: dict) -> Check:
+    name = "repeat requests' TTFT lower with the cache on"
+    repeat = lambda series: [  # noqa: E731
+        m["ttft_s"]
+        for m in doc["measurements"]
+        if m["series"] == series and not m["label"].endswith(" question 0")
+    ]
+    off, on = repeat("prefix_cache_off"), repeat("prefix_cache_on")
+    if not off or not on:
+        return Check("SKIP", name, "needs two requests per system prompt")
+    a, b = statistics.median(off), statistics.median(on)
+    return Check("PASS" if b < a else "FAIL", name, f"median off {ms(a)}, on {ms(b)}, x{a / b:.1f}")
 
 
 # ---------------------------------------------------------------- timing claims (GPU runs)
@@ -551,6 +616,12 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
     checks = [Check("PASS", "structure", f"valid against {SCHEMA.relative_to(ROOT)}")]
     if doc["lab"] == "kv_capacity":
         return [*checks, capacity_completeness(doc), *capacity_claims(doc)]
+    if doc["lab"] == "prefix_cache":
+        checks += [prefix_completeness(doc), prefix_reuse_claim(doc)]
+        if doc["device"]["kind"] != "cuda":
+            reason = "CPU run: its TTFT says nothing about a GPU's prefill"
+            return [*checks, Check("SKIP", "timing claims", reason)]
+        return [*checks, prefix_ttft_claim(doc)]
     checks.append(completeness(doc))
     if doc["device"]["kind"] != "cuda":
         reason = (

