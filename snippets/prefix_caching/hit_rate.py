@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SEED = 2026
+SEED = 5813
 BLOCK_SIZE = 16
 SYSTEM_PROMPTS = (1500, 600, 3000)  # tokens of each system prompt
 POPULARITY = (0.6, 0.3, 0.1)  # the share of requests that uses each

@@ -7,6 +7,7 @@ Run `python snippets/prefix_caching/values.py` to list every name and its value.
 from core.gpus import load_gpu
 from core.models import load_model
 from core.roofline import ttft_bound
+from latency_metrics.bounds import ms  # three significant figures, as the latency lesson
 from prefix_caching.hit_rate import (
     CAPACITIES,
     POPULARITY,
@@ -24,10 +25,6 @@ from prefix_caching.reuse import QUESTION as EXAMPLE_QUESTION
 QUIZ_PROMPT = 1024
 # Transfer: a longer shared document on another model and GPU, bigger blocks.
 T_MODEL, T_GPU, T_SHARED, T_QUESTION, T_BLOCK = "llama-3.1-8b-instruct", "h100_sxm", 4000, 200, 32
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.1f}"
 
 
 def values() -> dict[str, str]:
