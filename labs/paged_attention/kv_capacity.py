@@ -18,6 +18,7 @@ import gc
 from dataclasses import dataclass
 
 import labkit as lab
+from core.formats import resident_weight_bytes
 from core.memory import MemoryBudget
 from core.models import ModelSpec, kv_bytes_per_token
 from paged_attention.engine_capacity import engine_capacity
@@ -177,8 +178,7 @@ def main() -> None:
 
     spec = lab.resolve_model(opts.model, opts.dummy, opts.config)
     max_model_len = opts.max_model_len or 4096
-    lab.check_lengths(max_model_len, max_model_len, spec.shape)
-    backend = lab.preflight(spec, max_model_len, max(opts.utilizations))
+    backend = lab.preflight(spec, max_model_len, max_model_len, max(opts.utilizations))
     lab.setup_environment(spec.dummy)
 
     from vllm import LLM
@@ -197,7 +197,8 @@ def main() -> None:
             gpu_memory_utilization=setting.gpu_memory_utilization,
             kv_cache_memory_bytes=setting.kv_cache_memory_bytes,  # skips memory profiling
         )
-        weights = spec.shape.weight_bytes(llm.model_config.quantization) if spec.shape else None
+        lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
+        weights = resident_weight_bytes(spec.spec, spec.fmt) if spec.spec else None
         if setting.kv_cache_memory_bytes is None and weights is None:
             print(f"{setting.label}: no weight estimate for {spec.model}, skipped")
         else:

@@ -36,8 +36,9 @@ def main() -> None:
     spec = lab.resolve_model(opts.model, opts.dummy, opts.config)
     prompt_len = opts.system_prompt + opts.question
     max_model_len = opts.max_model_len or prompt_len + opts.new_tokens
-    lab.check_lengths(max_model_len, prompt_len + opts.new_tokens, spec.shape)
-    backend = lab.preflight(spec, max_model_len, opts.gpu_memory_utilization)
+    backend = lab.preflight(
+        spec, max_model_len, prompt_len + opts.new_tokens, opts.gpu_memory_utilization
+    )
     lab.setup_environment(spec.dummy)
 
     from vllm import LLM, SamplingParams
@@ -52,6 +53,7 @@ def main() -> None:
         gpu_memory_utilization=opts.gpu_memory_utilization,
         kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, max_model_len),
     )
+    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     vocab = llm.model_config.get_vocab_size()
     block_size = llm.llm_engine.vllm_config.cache_config.block_size
     systems = [
