@@ -144,7 +144,7 @@ def test_values_agree_with_the_functions():
     assert int(v["paged_to_reserved"]) == round(pool.paged(n) / pool.reserved(n))
     assert v["max_num_seqs"] == str(MAX_NUM_SEQS)
     assert int(v["short_paged_sequences"]) > MAX_NUM_SEQS  # the self-test's premise
-    assert int(v["transfer_running"]) == min(int(v["transfer_paged"]), MAX_NUM_SEQS)
+    assert int(v["pa_transfer_running"]) == min(int(v["pa_transfer_paged"]), MAX_NUM_SEQS)
     quiz = engine_capacity(QWEN, 4 * GIB, 16, 8192)
     assert v["quiz_num_blocks"] == f"{quiz.num_blocks:,}"
     assert quiz.blocks_per_request == ceil_div(8192, 16)

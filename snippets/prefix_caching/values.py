@@ -42,7 +42,7 @@ def values() -> dict[str, str]:
     return {
         "system_prompt": f"{SYSTEM_PROMPT:,}",
         "question": f"{EXAMPLE_QUESTION}",
-        "prompt": f"{prompt:,}",
+        "full_prompt": f"{prompt:,}",
         "cached": f"{hit:,}",
         "cached_blocks": f"{hit // BLOCK_SIZE}",
         "uncached_system": f"{SYSTEM_PROMPT - hit}",
