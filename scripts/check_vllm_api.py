@@ -11,6 +11,9 @@ Checked in every labs/**/*.py:
   x.generate(...)      keywords of LLM.generate
   {"prompt_token_ids": ...} and TokensPrompt(...)  keys of the TokensPrompt TypedDict
   x.metrics.<name>     fields of RequestStateStats (RequestOutput.metrics in the V1 engine)
+  llm.X, llm_engine.X, vllm_config.X, cache_config.X, scheduler_config.X, model_config.X
+                       attributes and methods of LLM, LLMEngine, VllmConfig, CacheConfig,
+                       SchedulerConfig, ModelConfig (a variable must carry the owner's name)
 
   python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
 """
@@ -34,6 +37,12 @@ SOURCES = {
     "sampling_params": "vllm/sampling_params.py",
     "inputs": "vllm/inputs/llm.py",
     "stats": "vllm/v1/metrics/stats.py",
+    "llm_engine": "vllm/v1/engine/llm_engine.py",
+    "vllm_config": "vllm/config/vllm.py",
+    "cache_config": "vllm/config/cache.py",
+    "scheduler_config": "vllm/config/scheduler.py",
+    "model_config": "vllm/config/model.py",
+    "outputs": "vllm/outputs.py",
     "version": "vllm/_version.py",
 }
 
@@ -74,10 +83,21 @@ def find_source(explicit: Path | None = None, root: Path = ROOT) -> Path:
 
 
 def read_sources(source: Path) -> dict[str, str]:
+    """Every file of SOURCES; those only OWNERS need may be absent (then unchecked, see Api)."""
+    optional = {key for key, _ in OWNERS.values()} - {"llm"}
     if source.suffix == ".whl":
         with zipfile.ZipFile(source) as wheel:
-            return {key: wheel.read(path).decode() for key, path in SOURCES.items()}
-    return {key: (source / path).read_text(encoding="utf-8") for key, path in SOURCES.items()}
+            names = set(wheel.namelist())
+            return {
+                key: wheel.read(path).decode()
+                for key, path in SOURCES.items()
+                if key not in optional or path in names
+            }
+    return {
+        key: (source / path).read_text(encoding="utf-8")
+        for key, path in SOURCES.items()
+        if key not in optional or (source / path).is_file()
+    }
 
 
 # ---------------------------------------------------------------- what vLLM accepts
@@ -92,6 +112,20 @@ class Api:
     sampling_params: frozenset[str]
     tokens_prompt: frozenset[str]
     request_metrics: frozenset[str]
+    members: dict[str, frozenset[str]]  # owner name in the labs -> what its class has (if read)
+
+
+# The name a lab gives an object -> (source key, class): `cache_config.block_size` is checked
+# against CacheConfig. RequestOutput has no fixed variable name: its members are in members too.
+OWNERS = {
+    "llm": ("llm", "LLM"),
+    "llm_engine": ("llm_engine", "LLMEngine"),
+    "vllm_config": ("vllm_config", "VllmConfig"),
+    "cache_config": ("cache_config", "CacheConfig"),
+    "scheduler_config": ("scheduler_config", "SchedulerConfig"),
+    "model_config": ("model_config", "ModelConfig"),
+    "request_output": ("outputs", "RequestOutput"),
+}
 
 
 def find_class(tree: ast.Module, name: str) -> ast.ClassDef:
@@ -127,6 +161,30 @@ def annotated_fields(tree: ast.Module, cls: ast.ClassDef) -> set[str]:
     return fields
 
 
+def class_members(tree: ast.Module, cls: ast.ClassDef) -> set[str]:
+    """Fields, methods, properties and every `self.x = ...` of a class (and its local bases)."""
+    found = annotated_fields(tree, cls)
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.add(node.name)
+            for sub in ast.walk(node):
+                targets = (
+                    sub.targets if isinstance(sub, ast.Assign) else [getattr(sub, "target", None)]
+                )
+                for t in targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == "self"
+                    ):
+                        found.add(t.attr)
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            with contextlib.suppress(LookupError):
+                found |= class_members(tree, find_class(tree, base.id))
+    return found
+
+
 def load_api(source: Path) -> Api:
     text = read_sources(source)
     version = re.search(r"__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)", text["version"])
@@ -152,6 +210,11 @@ def load_api(source: Path) -> Api:
         sampling_params=frozenset(f for f in sampling_fields if not f.startswith("_")),
         tokens_prompt=frozenset(tokens),
         request_metrics=frozenset(stats),
+        members={
+            owner: frozenset(class_members(trees[key], find_class(trees[key], name)))
+            for owner, (key, name) in OWNERS.items()
+            if key in trees
+        },
     )
 
 
@@ -186,6 +249,16 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
     }
     problems = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            owner = node.value
+            owner_name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", None)
+            members = api.members.get(owner_name) if owner_name != "request_output" else None
+            if members is not None and node.attr not in members:
+                _, cls = OWNERS[owner_name]
+                message = (
+                    f"{owner_name}.{node.attr}: {cls} has no {node.attr!r} in vLLM {api.version}"
+                )
+                problems.append(Problem(path, node.lineno, message))
         name = callee(node) if isinstance(node, ast.Call) else None
         if name in accepted:
             names, where = accepted[name]

@@ -1,4 +1,5 @@
-"""Check the lessons' claims against lab results (prefill/decode labs, the batch sweep).
+"""Check the lessons' claims against lab results (prefill/decode, batch sweep, KV capacity, prefix
+caching).
 
   python scripts/verify_labs.py FILE...          check results files written by the labs
   python scripts/verify_labs.py --run [--lab-args="--dummy"] [--sweep-args="--repeats 5"]
@@ -11,7 +12,13 @@ exactly the requested prompt and new tokens, no prefix-cache hits). Runs on a GP
 labs/results/<gpu>/ of the same lab, GPU, model, weight format, vLLM version and driver major,
 on the quantities the lesson claims (TPOT medians, TTFT at long prompts). A CPU run's timings
 say nothing about a GPU, so for CPU runs only structure and completeness are checked, and the
-report says so. Exit status 1 when any check fails.
+report says so.
+kv_capacity runs (labs/paged_attention/kv_capacity.py) are deterministic, so they are checked on
+CPU too: every explicit setting's engine figures equal the estimate, and the start-up figures
+follow from the block count by vLLM's formula. prefix_cache runs (labs/prefix_caching/
+prefix_cache.py): the tokens each request reuses equal the lesson's cached_tokens() on any device;
+on a GPU, repeat requests' median TTFT must be lower with the cache on.
+Exit status 1 when any check fails.
 """
 
 import argparse
@@ -50,6 +57,7 @@ THROUGHPUT_STEP_SLACK = 0.9  # each larger batch's output throughput >= 0.9x the
 THROUGHPUT_GAIN = 8.0  # largest vs smallest batch: >= x8 (or half the batch ratio if smaller)
 SMALL_BATCH = 8  # up to this batch size the weights dominate the bytes of a step
 SMALL_BATCH_TPOT_FLAT = 1.5  # max / min TPOT for batches up to SMALL_BATCH
+PROFILED_KV_TOLERANCE = 0.25  # kv_capacity: the assumed-reserve estimate within 25 % of vLLM
 
 
 @dataclass(frozen=True)
@@ -209,6 +217,129 @@ def completeness(doc: dict) -> Check:
         "completeness",
         f"{len(want)} of {len(want)} calls, exact prompt and new tokens, no prefix-cache hits",
     )
+
+
+# ---------------------------------------------------------------- kv_capacity (deterministic)
+
+
+def capacity_completeness(doc: dict) -> Check:
+    want = [s["label"] for s in doc["parameters"]["settings"]]
+    got = [r["label"] for r in doc["measurements"]]
+    missing = [label for label in want if label not in got]
+    extra = [label for label in got if label not in want]
+    if missing or extra:
+        return Check("FAIL", "completeness", f"missing {missing[:3]}, not requested {extra[:3]}")
+    return Check("PASS", "completeness", f"{len(want)} of {len(want)} settings")
+
+
+def engine_formula(row: dict) -> tuple[int, float]:
+    """vLLM 0.26.0's start-up figures from its block count (v1/core/kv_cache_utils.py)."""
+    concurrency = row["num_gpu_blocks"] / -(-row["max_model_len"] // row["block_size"])
+    return int(concurrency * row["max_model_len"]), concurrency
+
+
+def capacity_claims(doc: dict) -> list[Check]:
+    rows = doc["measurements"]
+    off = [
+        r["label"]
+        for r in rows
+        if (r["kv_cache_tokens"], r["max_concurrency"]) != engine_formula(r)
+    ]
+    checks = [
+        Check(
+            "FAIL" if off else "PASS",
+            "start-up figures follow from the block count",
+            f"not by vLLM's formula: {off}" if off else f"{len(rows)} row(s)",
+        )
+    ]
+    exact = [r for r in rows if r["exact"]]
+    wrong = [
+        f"{r['label']}: engine {r['num_gpu_blocks']} blocks, estimate {r['estimate_num_blocks']}"
+        for r in exact
+        if (r["num_gpu_blocks"], r["kv_cache_tokens"], r["max_concurrency"])
+        != (r["estimate_num_blocks"], r["estimate_tokens"], r["estimate_concurrency"])
+    ]
+    name = "estimate equals the engine for every kv_cache_memory_bytes setting"
+    if not exact:
+        checks.append(Check("SKIP", name, "no kv_cache_memory_bytes setting"))
+    else:
+        detail = (
+            "; ".join(wrong) if wrong else f"{len(exact)} setting(s), blocks/tokens/concurrency"
+        )
+        checks.append(Check("FAIL" if wrong else "PASS", name, detail))
+    profiled = [r for r in rows if not r["exact"]]
+    name = f"assumed-reserve estimate within {PROFILED_KV_TOLERANCE:.0%} of a profiled engine"
+    if not profiled:
+        checks.append(Check("SKIP", name, "no gpu_memory_utilization setting (CPU run?)"))
+    else:
+        errors = {r["label"]: r["estimate_tokens"] / r["kv_cache_tokens"] - 1 for r in profiled}
+        far = {k: v for k, v in errors.items() if abs(v) > PROFILED_KV_TOLERANCE}
+        shown = "; ".join(f"{k}: {v:+.1%}" for k, v in errors.items())
+        checks.append(Check("FAIL" if far else "PASS", name, shown))
+    return checks
+
+
+# ---------------------------------------------------------------- prefix_cache
+
+
+def prefix_plan(doc: dict) -> list[tuple[str, str, int]]:
+    """(series, label, system prompt index) of every request the parameters ask for."""
+    p = doc["parameters"]
+    return [
+        (series, f"system {k} question {r}", k)
+        for series in ("prefix_cache_off", "prefix_cache_on")
+        for r in range(p["requests"])
+        for k in range(p["system_prompts"])
+    ]
+
+
+def prefix_completeness(doc: dict) -> Check:
+    p = doc["parameters"]
+    got = [(m["series"], m["label"]) for m in doc["measurements"]]
+    want = [(series, label) for series, label, _ in prefix_plan(doc)]
+    prompt = p["system_prompt_tokens"] + p["question_tokens"]
+    wrong = [
+        m["label"]
+        for m in doc["measurements"]
+        if (m["prompt_tokens"], m["new_tokens"]) != (prompt, p["new_tokens"])
+    ]
+    if got != want or wrong:
+        detail = f"requests {got[:2]}... vs planned {want[:2]}...; wrong token counts: {wrong[:3]}"
+        return Check("FAIL", "completeness", detail)
+    return Check("PASS", "completeness", f"{len(want)} requests, exact prompt and new tokens")
+
+
+def prefix_reuse_claim(doc: dict) -> Check:
+    from prefix_caching.reuse import cached_tokens  # the lesson's formula (snippets/)
+
+    p = doc["parameters"]
+    prompt = p["system_prompt_tokens"] + p["question_tokens"]
+    by_key = {(m["series"], m["label"]): m["cached_tokens"] for m in doc["measurements"]}
+    off = []
+    for series, label, _ in prefix_plan(doc):
+        repeat = series == "prefix_cache_on" and not label.endswith(" question 0")
+        shared = p["system_prompt_tokens"] if repeat else 0
+        want = cached_tokens(shared, prompt, p["block_size"])
+        if by_key.get((series, label)) != want:
+            off.append(f"{series} {label}: {by_key.get((series, label))} != {want}")
+    name = "tokens reused equal the lesson's cached_tokens()"
+    if off:
+        return Check("FAIL", name, "; ".join(off[:3]))
+    return Check("PASS", name, f"{len(by_key)} requests, block size {p['block_size']}")
+
+
+def prefix_ttft_claim(doc: dict) -> Check:
+    name = "repeat requests' TTFT lower with the cache on"
+    repeat = lambda series: [  # noqa: E731
+        m["ttft_s"]
+        for m in doc["measurements"]
+        if m["series"] == series and not m["label"].endswith(" question 0")
+    ]
+    off, on = repeat("prefix_cache_off"), repeat("prefix_cache_on")
+    if not off or not on:
+        return Check("SKIP", name, "needs two requests per system prompt")
+    a, b = statistics.median(off), statistics.median(on)
+    return Check("PASS" if b < a else "FAIL", name, f"median off {ms(a)}, on {ms(b)}, x{a / b:.1f}")
 
 
 # ---------------------------------------------------------------- timing claims (GPU runs)
@@ -483,6 +614,14 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
     if errors:
         return [Check("FAIL", "structure", "; ".join(errors[:5]))]
     checks = [Check("PASS", "structure", f"valid against {SCHEMA.relative_to(ROOT)}")]
+    if doc["lab"] == "kv_capacity":
+        return [*checks, capacity_completeness(doc), *capacity_claims(doc)]
+    if doc["lab"] == "prefix_cache":
+        checks += [prefix_completeness(doc), prefix_reuse_claim(doc)]
+        if doc["device"]["kind"] != "cuda":
+            reason = "CPU run: its TTFT says nothing about a GPU's prefill"
+            return [*checks, Check("SKIP", "timing claims", reason)]
+        return [*checks, prefix_ttft_claim(doc)]
     checks.append(completeness(doc))
     if doc["device"]["kind"] != "cuda":
         reason = (

@@ -209,3 +209,30 @@ def test_the_real_release_accepts_the_keywords_the_labs_rely_on(real_source):
     assert {"max_num_seqs", "max_num_batched_tokens"} <= api.engine_args
     timestamps = {"queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts"}
     assert timestamps | {"first_token_latency"} <= api.request_metrics
+
+
+def test_the_real_release_has_the_attributes_the_kv_and_prefix_labs_read(real_source):
+    members = check_vllm_api.load_api(real_source).members
+    assert {"llm_engine", "model_config", "reset_prefix_cache", "get_metrics"} <= members["llm"]
+    assert {"vllm_config", "engine_core"} <= members["llm_engine"]
+    assert {"cache_config", "model_config", "scheduler_config"} <= members["vllm_config"]
+    assert {
+        "num_gpu_blocks",
+        "block_size",
+        "kv_cache_size_tokens",
+        "kv_cache_max_concurrency",
+        "cache_dtype",
+    } <= members["cache_config"]
+    assert "max_num_seqs" in members["scheduler_config"]
+    assert {"max_model_len", "hf_config", "get_vocab_size"} <= members["model_config"]
+    assert {"num_cached_tokens", "metrics", "prompt_token_ids"} <= members["request_output"]
+    api = check_vllm_api.load_api(real_source)
+    assert {"block_size", "max_num_seqs", "num_gpu_blocks_override"} <= api.engine_args
+
+
+def test_the_real_release_catches_an_invented_attribute(real_source, tmp_path, capsys):
+    code = "llm = None\nblocks = llm.llm_engine.vllm_config.cache_config.num_gpu_blockz\n"
+    path = lab_file(tmp_path, code)
+    assert check_vllm_api.main(["--vllm-src", str(real_source), str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:2: cache_config.num_gpu_blockz: CacheConfig has no 'num_gpu_blockz'" in out

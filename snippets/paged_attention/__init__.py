@@ -1,0 +1,1 @@
+"""PagedAttention lesson: KV memory in blocks, reserved or on demand."""
