@@ -26,7 +26,7 @@ ARGS = ["--config", "tiny", "--system-prompt", SYSTEM, "--question", QUESTION,
 
 
 def run(cmd: list) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'snippets'}{os.pathsep}{ROOT / 'labs'}"}
+    env = dict(os.environ)  # labkit and core are installed editable in .venv-labs
     return subprocess.run(
         [str(c) for c in cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
     )
