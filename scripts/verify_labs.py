@@ -593,13 +593,14 @@ def against_recorded(doc: dict, runs: list[tuple[Path, dict]], tolerance: float)
     if not keys:
         return Check("SKIP", name, f"no TPOT or long-prompt TTFT point in common with {where}")
     off = []
+    # the label (e.g. "batch 4") names a point only where lengths alone do not tell points apart
+    ambiguous = {k for k in keys if sum(k[:2] + k[3:] == j[:2] + j[3:] for j in keys) > 1}
     for key in keys:
         ratio = new[key] / old[key]
         if abs(ratio - 1) > tolerance:
             quantity, series, label, prompt, new_tokens = key
-            off.append(
-                f"{quantity} {series} {label} prompt {prompt} new {new_tokens}: x{ratio:.2f}"
-            )
+            point = f"{quantity} {series}" + (f" {label}" if key in ambiguous else "")
+            off.append(f"{point} prompt {prompt} new {new_tokens}: x{ratio:.2f}")
     compared = f"compared {describe_compared(keys)} vs {where} (same {MATCHED_ON})"
     if off:
         return Check("FAIL", name, f"{compared}; off: " + "; ".join(off))
