@@ -4,6 +4,7 @@ CITATION.cff.
 
 All read the session's strict build of the real site (conftest.built_site)."""
 
+import functools
 import json
 import re
 import sys
@@ -189,6 +190,7 @@ def test_every_page_has_a_markdown_copy_without_placeholders(pages, built_site):
     assert not found, "\n".join(found)
 
 
+@functools.cache  # values() run simulations: once per lesson per session
 def lesson_values(lesson: str) -> dict[str, str]:
     module = __import__(f"{lesson}.values", fromlist=["values"])
     return {k: str(v) for k, v in module.values().items()}
