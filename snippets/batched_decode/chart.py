@@ -21,6 +21,7 @@ from core.formats import WeightFormat
 from core.gpus import GPU
 from core.models import ModelSpec
 from core.roofline import critical_batch, tpot_bound
+from roofline.chart import loglog_grid
 
 LABELS = {
     "zh": {
@@ -121,10 +122,6 @@ def all_series(context: int = CONTEXT) -> list[Series]:
     return [series(g, m, f, context) for g, m, f in configurations()]
 
 
-def _tick(value: float) -> str:
-    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
-
-
 def chart_svg(curves: list[Series], lang: str, title: str) -> str:
     text = labels(lang)
     if not curves:
@@ -183,25 +180,7 @@ def chart_svg(curves: list[Series], lang: str, title: str) -> str:
         f'<title id="batched-title">{escape(title)}</title>',
         f'<desc id="batched-desc">{escape(desc.strip())}</desc>',
     ]
-    for e in range(x0, x1 + 1):
-        x = sx(10.0**e)
-        out.append(
-            f'<line x1="{x:.1f}" y1="{MARGIN["top"]}" x2="{x:.1f}" y2="{bottom}" '
-            'stroke="currentColor" stroke-opacity="0.15"/>'
-        )
-        out.append(
-            f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" {fg}>{_tick(10.0**e)}</text>'
-        )
-    for e in range(y0, y1 + 1):
-        y = sy(10.0**e)
-        out.append(
-            f'<line x1="{MARGIN["left"]}" y1="{y:.1f}" x2="{right:.1f}" y2="{y:.1f}" '
-            'stroke="currentColor" stroke-opacity="0.15"/>'
-        )
-        out.append(
-            f'<text x="{MARGIN["left"] - 6}" y="{y + 4:.1f}" text-anchor="end" {fg}>'
-            f"{_tick(10.0**e)}</text>"
-        )
+    out += loglog_grid(sx, sy, (x0, x1), (y0, y1), (MARGIN["left"], MARGIN["top"]), bottom)
     out.append(
         f'<path d="M{MARGIN["left"]} {MARGIN["top"]} V{bottom} H{right:.1f}" '
         'fill="none" stroke="currentColor"/>'

@@ -109,6 +109,36 @@ def _decades(low: float, high: float) -> tuple[int, int]:
     return math.floor(math.log10(low)), math.ceil(math.log10(high))
 
 
+def loglog_grid(
+    sx, sy, x_decades: tuple[int, int], y_decades: tuple[int, int], corner: tuple, bottom: float
+) -> list[str]:
+    """Grid lines and tick labels, one per power of ten, of a log-log chart whose plot area starts
+    at `corner` (left, top) and ends at `bottom` and the last x decade. The course's charts share
+    it (roofline, batched decode)."""
+    (x0, x1), (y0, y1), (left, top) = x_decades, y_decades, corner
+    fg = 'fill="currentColor"'
+    out = []
+    for e in range(x0, x1 + 1):
+        x = sx(10.0**e)
+        out.append(
+            f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" '
+            'stroke="currentColor" stroke-opacity="0.15"/>'
+        )
+        out.append(
+            f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" {fg}>{_tick(10.0**e)}</text>'
+        )
+    for e in range(y0, y1 + 1):
+        y = sy(10.0**e)
+        out.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{sx(10.0**x1):.1f}" y2="{y:.1f}" '
+            'stroke="currentColor" stroke-opacity="0.15"/>'
+        )
+        out.append(
+            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" {fg}>{_tick(10.0**e)}</text>'
+        )
+    return out
+
+
 def roofline_svg(gpu: GPU, points: list[Point], lang: str, title: str) -> str:
     """The SVG markup: roofline of `gpu`, ridge point, and each point placed on the roof."""
     text = labels(lang)
@@ -153,25 +183,7 @@ def roofline_svg(gpu: GPU, points: list[Point], lang: str, title: str) -> str:
         f'<desc id="roofline-desc-{key}">{escape(desc)}</desc>',
     ]
     # grid and tick labels, one per decade
-    for e in range(x0, x1 + 1):
-        x = sx(10.0**e)
-        out.append(
-            f'<line x1="{x:.1f}" y1="{MARGIN["top"]}" x2="{x:.1f}" y2="{bottom}" '
-            'stroke="currentColor" stroke-opacity="0.15"/>'
-        )
-        out.append(
-            f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" {fg}>{_tick(10.0**e)}</text>'
-        )
-    for e in range(y0, y1 + 1):
-        y = sy(10.0**e)
-        out.append(
-            f'<line x1="{MARGIN["left"]}" y1="{y:.1f}" x2="{sx(10.0**x1):.1f}" y2="{y:.1f}" '
-            'stroke="currentColor" stroke-opacity="0.15"/>'
-        )
-        out.append(
-            f'<text x="{MARGIN["left"] - 6}" y="{y + 4:.1f}" text-anchor="end" {fg}>'
-            f"{_tick(10.0**e)}</text>"
-        )
+    out += loglog_grid(sx, sy, (x0, x1), (y0, y1), (MARGIN["left"], MARGIN["top"]), bottom)
     # axes and their titles
     out.append(
         f'<path d="M{MARGIN["left"]} {MARGIN["top"]} V{bottom} H{sx(10.0**x1):.1f}" '
