@@ -111,6 +111,21 @@ def planned(doc: dict) -> list[tuple[str, int, int, int]]:
     ]
 
 
+def request_problems(got: Counter, want: Counter, fields: str) -> list[str]:
+    """Requests the parameters asked for that the run lacks, and ones nobody asked for."""
+    if got == want:
+        return []
+    missing = list((want - got).elements())[:3]
+    extra = list((got - want).elements())[:3]
+    return [f"requests ({fields}) missing {missing}, extra {extra}"]
+
+
+def cache_problems(doc: dict) -> list[str]:
+    """The labs measure full prefills: any prefix-cache hit means a skewed TTFT."""
+    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
+    return [f"prefix-cache hits in measurements{cached[:3]}"] if cached else []
+
+
 def batch_completeness(doc: dict) -> Check:
     """batch_sweep: B requests per batch size and repeat, each with the exact token counts."""
     p = doc["parameters"]
@@ -127,19 +142,14 @@ def batch_completeness(doc: dict) -> Check:
         }
     )
     problems = []
-    if got != want:
-        missing = list((want - got).elements())[:3]
-        extra = list((got - want).elements())[:3]
-        problems.append(f"requests (label, prompt, new, repeat) missing {missing}, extra {extra}")
+    problems += request_problems(got, want, "label, prompt, new, repeat")
     summaries = Counter((s["batch"], s["repeat"]) for s in doc["batch_summaries"])
     wanted = Counter((b, r) for r in range(p["repeats"]) for b in p["batches"])
     if summaries != wanted:
         problems.append(f"batch_summaries: {sorted(summaries)} instead of {sorted(wanted)}")
     if max(p["batches"]) > p["max_num_seqs"]:
         problems.append(f"max_num_seqs {p['max_num_seqs']} < largest batch {max(p['batches'])}")
-    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
-    if cached:
-        problems.append(f"prefix-cache hits in measurements{cached[:3]}")
+    problems += cache_problems(doc)
     if problems:
         return Check("FAIL", "completeness", "; ".join(problems))
     total = sum(want.values())
@@ -167,16 +177,11 @@ def max_num_seqs_completeness(doc: dict) -> Check:
     problems = []
     if len(p["output_lengths"]) != p["requests"]:
         problems.append(f"{len(p['output_lengths'])} output lengths for {p['requests']} requests")
-    if got != want:
-        missing = list((want - got).elements())[:3]
-        extra = list((got - want).elements())[:3]
-        problems.append(f"requests (label, prompt, new) missing {missing}, extra {extra}")
+    problems += request_problems(got, want, "label, prompt, new")
     served = sorted(s["max_num_seqs"] for s in doc["max_num_seqs_summaries"])
     if served != sorted(p["values"]):
         problems.append(f"max_num_seqs_summaries for {served}, parameters ask for {p['values']}")
-    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
-    if cached:
-        problems.append(f"prefix-cache hits in measurements{cached[:3]}")
+    problems += cache_problems(doc)
     if problems:
         return Check("FAIL", "completeness", "; ".join(problems))
     total = sum(want.values())
@@ -204,9 +209,7 @@ def completeness(doc: dict) -> Check:
         problems.append(f"missing (series, prompt, new, repeat): {missing[:3]}")
     if extra:
         problems.append(f"not requested (wrong token counts?): {extra[:3]}")
-    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
-    if cached:
-        problems.append(f"prefix-cache hits in measurements{cached[:3]}")
+    problems += cache_problems(doc)
     for i, m in enumerate(doc["measurements"]):
         if m["prefill_s"] > m["ttft_s"] + 1e-3:
             problems.append(f"measurements[{i}]: prefill_s > ttft_s")
