@@ -128,6 +128,17 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="results JSON (default: .cache/)")
 
 
+def int_list(text: str) -> list[int]:
+    """An option's comma list of positive integers, sorted, each once ("1,4,16")."""
+    try:
+        values = sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        values = []
+    if not values or values[0] < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers like 1,4,16, got {text!r}")
+    return values
+
+
 def resolve_model(model: str, dummy: bool, config: str | None) -> LabModel:
     if dummy or config is not None:
         config = config or "qwen2.5-7b-instruct"

@@ -1,6 +1,8 @@
 """The CPU lab environment (.venv-labs, `make labs-env`): found, or a clear failure in CI."""
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,3 +24,24 @@ def require_labs_python() -> Path:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+def run_lab(script: Path, args: list, out: Path, timeout_s: int = 900) -> str:
+    """Runs one lab with .venv-labs (labkit and core installed there), writing its results to
+    `out`; returns its stdout, or fails the test with the end of its output."""
+    cmd = [str(c) for c in (require_labs_python(), script, *args, "--out", out)]
+    proc = subprocess.run(
+        cmd, cwd=script.parents[2], capture_output=True, text=True, timeout=timeout_s
+    )
+    if proc.returncode != 0:
+        output = (proc.stdout + proc.stderr)[-4000:]
+        pytest.fail(f"{script.name} exited {proc.returncode}:\n{output}")
+    return proc.stdout
+
+
+def verify(results: Path) -> subprocess.CompletedProcess:
+    """scripts/verify_labs.py on a results file, with the site's Python (as `make test` runs it)."""
+    script = ROOT / "scripts" / "verify_labs.py"
+    return subprocess.run(
+        [sys.executable, str(script), str(results)], capture_output=True, text=True, timeout=300
+    )

@@ -1,5 +1,6 @@
 """The labs' pre-flight checks and helpers, as pure functions: no vLLM, no GPU needed."""
 
+import argparse
 import subprocess
 import sys
 
@@ -449,3 +450,10 @@ def test_an_unknown_visible_device_is_no_gpu_without_asking_torch(nvml):
     torch = nvml(visible="GPU-00000000-0000-0000-0000-000000000000")
     assert common.probe_gpu() is None
     assert torch.calls == []
+
+
+def test_comma_lists_of_positive_integers_are_parsed_once_each_in_order():
+    assert common.int_list("16,4,4,1") == [1, 4, 16]
+    for bad in ("", "0,4", "a,b", "-1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="positive integers"):
+            common.int_list(bad)

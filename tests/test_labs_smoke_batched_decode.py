@@ -7,39 +7,22 @@ Select with `pytest -m labs_smoke`; needs .venv-labs (`make labs-env`).
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from conftest import ROOT
-from labs_env import require_labs_python
+from labs_env import run_lab, verify
 
 pytestmark = pytest.mark.labs_smoke
 
-TIMEOUT_S = 900
 BATCHES = "1,4,16"
 ARGS = ["--config", "tiny", "--batches", BATCHES, "--prompt-tokens", "64", "--new-tokens", "16"]
 
 
-def run(cmd: list) -> subprocess.CompletedProcess:
-    env = dict(os.environ)  # labkit and core are installed editable in .venv-labs
-    return subprocess.run(
-        [str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S, env=env
-    )
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    python = require_labs_python()
     out = tmp_path_factory.mktemp("lab-results") / "batch_sweep.json"
-    proc = run([python, ROOT / "labs" / "batched_decode" / "batch_sweep.py", *ARGS, "--out", out])
-    if proc.returncode != 0:
-        pytest.fail(
-            f"batch_sweep.py exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-4000:]}"
-        )
-    return out, proc.stdout
+    return out, run_lab(ROOT / "labs" / "batched_decode" / "batch_sweep.py", ARGS, out)
 
 
 def test_batch_sweep_prints_one_line_per_batch_size(smoke):
@@ -64,7 +47,7 @@ def test_batch_sweep_sends_b_requests_with_exact_token_counts(smoke):
 
 def test_verify_labs_passes_the_smoke_results_on_structure_only(smoke):
     out, _ = smoke
-    proc = run([sys.executable, ROOT / "scripts" / "verify_labs.py", out])
+    proc = verify(out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS  completeness" in proc.stdout
     assert "SKIP  timing claims: CPU run" in proc.stdout

@@ -8,18 +8,14 @@ Select with `pytest -m labs_smoke`; needs .venv-labs (`make labs-env`).
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from conftest import ROOT
-from labs_env import require_labs_python
+from labs_env import run_lab, verify
 
 pytestmark = pytest.mark.labs_smoke
 
-TIMEOUT_S = 900
 ARGS = [
     "--config",
     "tiny",
@@ -36,24 +32,10 @@ ARGS = [
 ]
 
 
-def run(cmd: list) -> subprocess.CompletedProcess:
-    env = dict(os.environ)  # labkit and core are installed editable in .venv-labs
-    return subprocess.run(
-        [str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S, env=env
-    )
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    python = require_labs_python()
     out = tmp_path_factory.mktemp("lab-results") / "max_num_seqs.json"
-    lab = ROOT / "labs" / "continuous_batching" / "max_num_seqs.py"
-    proc = run([python, lab, *ARGS, "--out", out])
-    if proc.returncode != 0:
-        pytest.fail(
-            f"max_num_seqs.py exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-4000:]}"
-        )
-    return out, proc.stdout
+    return out, run_lab(ROOT / "labs" / "continuous_batching" / "max_num_seqs.py", ARGS, out)
 
 
 def test_every_request_is_served_with_its_drawn_output_length(smoke):
@@ -72,7 +54,7 @@ def test_every_request_is_served_with_its_drawn_output_length(smoke):
 
 def test_verify_labs_passes_the_smoke_results_on_structure_only(smoke):
     out, _ = smoke
-    proc = run([sys.executable, ROOT / "scripts" / "verify_labs.py", out])
+    proc = verify(out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS  completeness" in proc.stdout
     assert "SKIP  timing claims: CPU run" in proc.stdout

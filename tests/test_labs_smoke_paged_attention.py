@@ -6,14 +6,11 @@ size" and "Maximum concurrency" exactly. Select with `pytest -m labs_smoke`; nee
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from conftest import ROOT
-from labs_env import require_labs_python
+from labs_env import run_lab, verify
 
 pytestmark = pytest.mark.labs_smoke
 
@@ -23,23 +20,11 @@ ARGS = ["--config", "tiny", "--max-model-len", "2000", "--kv-cache-bytes", str(K
         "--block-sizes", "auto,32"]  # fmt: skip
 
 
-def run(cmd: list) -> subprocess.CompletedProcess:
-    env = dict(os.environ)  # labkit and core are installed editable in .venv-labs
-    return subprocess.run(
-        [str(c) for c in cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
-    )
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory) -> tuple[dict, str]:
-    python = require_labs_python()
     out = tmp_path_factory.mktemp("kv-capacity") / "kv_capacity.json"
-    proc = run([python, LAB, *ARGS, "--out", out])
-    if proc.returncode != 0:
-        pytest.fail(
-            f"kv_capacity.py exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-4000:]}"
-        )
-    return json.loads(out.read_text(encoding="utf-8")), proc.stdout
+    stdout = run_lab(LAB, ARGS, out)
+    return json.loads(out.read_text(encoding="utf-8")), stdout
 
 
 def test_every_explicit_setting_matches_the_engine_exactly(smoke):
@@ -69,7 +54,7 @@ def test_verify_labs_passes_the_capacity_checks_on_cpu(smoke, tmp_path):
     doc, _ = smoke
     path = tmp_path / "run.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    proc = run([sys.executable, ROOT / "scripts" / "verify_labs.py", path])
+    proc = verify(path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS  estimate equals the engine for every kv_cache_memory_bytes setting" in proc.stdout
     assert "PASS  start-up figures follow from the block count" in proc.stdout

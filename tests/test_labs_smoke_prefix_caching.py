@@ -7,14 +7,11 @@ reset before each request. CPU timings prove nothing (verify_labs.py skips them)
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from conftest import ROOT
-from labs_env import require_labs_python
+from labs_env import run_lab, verify
 from prefix_caching.reuse import cached_tokens
 
 pytestmark = pytest.mark.labs_smoke
@@ -25,23 +22,11 @@ ARGS = ["--config", "tiny", "--system-prompt", SYSTEM, "--question", QUESTION,
         "--requests", REQUESTS, "--new-tokens", "4"]  # fmt: skip
 
 
-def run(cmd: list) -> subprocess.CompletedProcess:
-    env = dict(os.environ)  # labkit and core are installed editable in .venv-labs
-    return subprocess.run(
-        [str(c) for c in cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
-    )
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory) -> tuple[dict, str, object]:
-    python = require_labs_python()
     out = tmp_path_factory.mktemp("prefix-cache") / "prefix_cache.json"
-    proc = run([python, LAB, *ARGS, "--out", out])
-    if proc.returncode != 0:
-        pytest.fail(
-            f"prefix_cache.py exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-4000:]}"
-        )
-    return json.loads(out.read_text(encoding="utf-8")), proc.stdout, out
+    stdout = run_lab(LAB, ARGS, out)
+    return json.loads(out.read_text(encoding="utf-8")), stdout, out
 
 
 def test_reuse_is_zero_when_reset_and_full_blocks_when_on(smoke):
@@ -65,7 +50,7 @@ def test_the_engine_counters_are_printed(smoke):
 
 def test_verify_labs_passes_the_reuse_claim_on_cpu(smoke):
     _, _, out = smoke
-    env_run = run([sys.executable, ROOT / "scripts" / "verify_labs.py", out])
+    env_run = verify(out)
     assert env_run.returncode == 0, env_run.stdout + env_run.stderr
     assert "PASS  tokens reused equal the lesson's cached_tokens()" in env_run.stdout
     assert "SKIP  timing claims: CPU run" in env_run.stdout

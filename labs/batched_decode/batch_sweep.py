@@ -24,16 +24,6 @@ PROMPT_TOKENS = 512
 NEW_TOKENS = 128
 
 
-def int_list(text: str) -> list[int]:
-    try:
-        values = sorted({int(v) for v in text.split(",") if v.strip()})
-    except ValueError:
-        values = []
-    if not values or values[0] < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers like 1,2,4, got {text!r}")
-    return values
-
-
 def check_batch_fits(
     spec: lab.LabModel, gpu_total: int, utilization: float, batch: int, context: int
 ) -> None:
@@ -55,7 +45,7 @@ def check_batch_fits(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     lab.add_common_options(parser)
-    parser.add_argument("--batches", type=int_list, default=BATCHES, help="comma list of B")
+    parser.add_argument("--batches", type=lab.int_list, default=BATCHES, help="comma list of B")
     parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS, help="per request")
     parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS, help="per request")
     parser.add_argument("--repeats", type=int, default=1, help="rounds over every batch size")

@@ -32,16 +32,6 @@ MEAN_OUTPUT = 128  # geometric, as in the lesson's simulator
 MAX_OUTPUT = 1024
 
 
-def int_list(text: str) -> list[int]:
-    try:
-        values = sorted({int(v) for v in text.split(",") if v.strip()})
-    except ValueError:
-        values = []
-    if not values or values[0] < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers like 1,4,16, got {text!r}")
-    return values
-
-
 def output_lengths(n: int, mean: float, cap: int, seed: int) -> list[int]:
     """n output lengths: geometric with this mean, cut at cap (the simulator's distribution)."""
     import numpy as np  # a dependency of vLLM
@@ -111,7 +101,9 @@ def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, value: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     lab.add_common_options(parser)
-    parser.add_argument("--values", type=int_list, default=VALUES, help="max_num_seqs, comma list")
+    parser.add_argument(
+        "--values", type=lab.int_list, default=VALUES, help="max_num_seqs, comma list"
+    )
     parser.add_argument("--requests", type=int, default=REQUESTS, help="requests in the stream")
     parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS, help="per request")
     parser.add_argument("--mean-output", type=float, default=MEAN_OUTPUT, help="geometric mean")

@@ -21,19 +21,12 @@ PROMPT_LENS = [128, 256, 512, 1024, 2048, 4096, 8192]
 OUTPUT_LENS = [16, 32, 64, 128, 256, 512]
 
 
-def int_list(text: str) -> list[int]:
-    values = [int(v) for v in text.split(",") if v.strip()]
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers like 128,256, got {text!r}")
-    return values
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     lab.add_common_options(parser)
-    parser.add_argument("--prompt-lens", type=int_list, default=PROMPT_LENS, help="comma list")
+    parser.add_argument("--prompt-lens", type=lab.int_list, default=PROMPT_LENS, help="comma list")
     parser.add_argument("--context-new", type=int, default=32, help="new tokens, prompt sweep")
-    parser.add_argument("--output-lens", type=int_list, default=OUTPUT_LENS, help="comma list")
+    parser.add_argument("--output-lens", type=lab.int_list, default=OUTPUT_LENS, help="comma list")
     parser.add_argument("--short-prompt", type=int, default=32, help="prompt tokens, output sweep")
     parser.add_argument("--repeats", type=int, default=3, help="calls per point (median reported)")
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured warm-up rounds")
