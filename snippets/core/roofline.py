@@ -152,3 +152,38 @@ def bandwidth_utilization(gpu: GPU, nbytes: float, seconds: float) -> float:
 def flops_utilization(gpu: GPU, flops: float, seconds: float) -> float:
     """MFU: the FLOPs a step must do over its measured time, as a share of peak compute."""
     return flops / seconds / gpu.peak_flops
+
+
+def step_bound(
+    gpu: GPU,
+    model: ModelSpec,
+    *,
+    prefill_tokens: int = 0,
+    prefill_cached: int = 0,
+    last_chunk: bool = True,
+    decode_batch: int = 0,
+    decode_context: int = 0,
+    fmt: WeightFormat | None = None,
+) -> Bound:
+    """One engine step that mixes a prefill chunk with running decodes (chunked prefill).
+
+    The chunk's `prefill_tokens` go through every layer after `prefill_cached` tokens of the same
+    prompt computed by earlier steps (their KV is read, the chunk's is written); each of the
+    `decode_batch` decodes adds one token and reads `decode_context` cached tokens. The weights are
+    read once for the whole step. Logits: one per decode, plus one if the chunk ends its prompt.
+    With only a whole prompt this is ttft_bound; with only decodes it is tpot_bound(batch=...).
+    """
+    require_count("prefill_tokens", prefill_tokens, 0)
+    require_count("prefill_cached", prefill_cached, 0)
+    require_count("decode_batch", decode_batch, 0)
+    require_count("decode_context", decode_context, 0)
+    if prefill_tokens + decode_batch == 0:
+        raise ValueError("a step needs at least one prefill token or one decode")
+    logits = decode_batch + (1 if prefill_tokens and last_chunk else 0)
+    flops = (
+        2 * layer_matmul_params(model) * (prefill_tokens + decode_batch)
+        + 2 * lm_head_params(model) * logits
+    )
+    kappa = kv_bytes_per_token(model, SIXTEEN_BIT)
+    kv_tokens = prefill_cached + prefill_tokens + decode_batch * decode_context
+    return bound(gpu, flops, streamed_weight_bytes(model, fmt) + kappa * kv_tokens)
