@@ -32,6 +32,7 @@ from core.gpus import load_gpus
 from core.memory import MemoryBudget
 from core.models import kv_bytes_per_token, load_model
 from core.roofline import critical_batch, decode_intensity_limit
+from lab_docs import QWEN_BF16, RTX_4090, results_doc
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
@@ -227,40 +228,11 @@ def synthetic_run(batches=(1, 2, 4, 8), tpot_ms=(20.0, 20.2, 20.5, 21.0), gpu="r
                 "wall_s": span,
             }
         )
-    return {
-        "schema_version": 1,
-        "lab": "batch_sweep",
-        "date": "2026-11-30T12:00:00Z",
-        "device": {
-            "kind": "cuda",
-            "name": "NVIDIA GeForce RTX 4090",
-            "slug": gpu,
-            "memory_bytes": 25_757_220_864,
-            "driver": "570.0",
-            "cuda": "12.8",
-        },
-        "software": {
-            "python": "3.11.9",
-            "torch": "2.11.0",
-            "vllm": "0.26.0",
-            "vllm_distribution": "vllm",
-        },
-        "model": {
-            "id": "Qwen/Qwen2.5-7B-Instruct",
-            "load_format": "auto",
-            "dtype": "bfloat16",
-            "quantization": None,
-            "vocab_size": 152064,
-            "num_parameters": 7615616512,
-            "embedding_parameters": 544997376,
-            "weight_bytes": 15231233024,
-            "kv_bytes_per_token": 57344,
-        },
-        "parameters": {
+    return results_doc(
+        "batch_sweep",
+        {
             "max_model_len": prompt + new,
             "enable_prefix_caching": False,
-            "gpu_memory_utilization": 0.92,
-            "seed": 0,
             "warmup": 1,
             "repeats": 1,
             "batches": list(batches),
@@ -268,9 +240,11 @@ def synthetic_run(batches=(1, 2, 4, 8), tpot_ms=(20.0, 20.2, 20.5, 21.0), gpu="r
             "new_tokens": new,
             "max_num_seqs": max(batches),
         },
-        "measurements": measurements,
-        "batch_summaries": summaries,
-    }
+        measurements,
+        device=RTX_4090 | {"slug": gpu},
+        model=QWEN_BF16,
+        batch_summaries=summaries,
+    )
 
 
 def test_synthetic_run_is_valid_and_passes_every_claim():

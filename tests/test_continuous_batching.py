@@ -15,6 +15,7 @@ from continuous_batching import simulate as sim
 from continuous_batching.timeline import IDLE, TOY, busy_share, gantt, makespan, timeline
 from continuous_batching.values import harmonic, values
 from core.roofline import tpot_bound, ttft_bound
+from lab_docs import QWEN_AWQ, results_doc
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
@@ -218,40 +219,11 @@ def synthetic_doc(tps=(200.0, 2000.0), ttft=(5.0, 0.5)) -> dict:
         }
         for v, t, f in zip(values_, tps, ttft, strict=True)
     ]
-    return {
-        "schema_version": 1,
-        "lab": "max_num_seqs",
-        "date": "2026-11-30T12:00:00Z",
-        "device": {
-            "kind": "cuda",
-            "name": "NVIDIA GeForce RTX 4090",
-            "slug": "rtx_4090",
-            "memory_bytes": 25_757_220_864,
-            "driver": "570.0",
-            "cuda": "12.8",
-        },
-        "software": {
-            "python": "3.11.9",
-            "torch": "2.11.0",
-            "vllm": "0.26.0",
-            "vllm_distribution": "vllm",
-        },
-        "model": {
-            "id": "Qwen/Qwen2.5-7B-Instruct-AWQ",
-            "load_format": "auto",
-            "dtype": "float16",
-            "quantization": "awq_marlin",
-            "vocab_size": 152064,
-            "num_parameters": None,
-            "embedding_parameters": None,
-            "weight_bytes": None,
-            "kv_bytes_per_token": 57344,
-        },
-        "parameters": {
+    return results_doc(
+        "max_num_seqs",
+        {
             "max_model_len": 64,
             "enable_prefix_caching": False,
-            "gpu_memory_utilization": 0.92,
-            "seed": 0,
             "warmup": 0,
             "values": values_,
             "requests": 3,
@@ -260,9 +232,10 @@ def synthetic_doc(tps=(200.0, 2000.0), ttft=(5.0, 0.5)) -> dict:
             "max_output": 32,
             "output_lengths": lengths,
         },
-        "measurements": measurements,
-        "max_num_seqs_summaries": summaries,
-    }
+        measurements,
+        model=QWEN_AWQ | {"quantization": "awq_marlin"},
+        max_num_seqs_summaries=summaries,
+    )
 
 
 def test_verify_labs_checks_a_max_num_seqs_run():

