@@ -50,12 +50,9 @@ def values() -> dict[str, str]:
     v = {
         "model": model.name,
         "gpu": gpu.name,
-        "prompt": f"{PROMPT:,}",
-        "kappa": f"{kappa:,.0f}",
-        "kappa_kib": f"{kappa / 1024:.0f}",
+        "handoff_prompt": f"{PROMPT:,}",
         "kv_mb": f"{kappa * PROMPT / 1e6:,.1f}",
         "prefill_ms": ms(prefill),
-        "gpu_tflops": f"{gpu.bf16_dense_tflops:g}",
         "break_even_gbs": f"{break_even_bandwidth(gpu, model, PROMPT) / 1e9:.1f}",
     }
     for key, link in load_links().items():
@@ -64,10 +61,11 @@ def values() -> dict[str, str]:
         v[f"{key}_gbs"] = f"{link.bandwidth_gbs:.1f}"
         v[f"{key}_ms"] = ms(h.transfer_s)
         v[f"{key}_ratio"] = f"{h.ratio:.0%}"
+    v["nvlink4_h100_both_gbs"] = f"{2 * load_link('nvlink4_h100').bandwidth_gbs:.0f}"
     i = interference(gpu, model, PROMPT, DECODE_BATCH, DECODE_CONTEXT)
     v |= {
         "decode_batch": f"{DECODE_BATCH}",
-        "decode_context": f"{DECODE_CONTEXT:,}",
+        "stall_context": f"{DECODE_CONTEXT:,}",
         "decode_step_ms": ms(i.decode_step_s),
         "mixed_step_ms": ms(i.mixed_step_s),
         "stall_ms": ms(i.stall_s),
@@ -89,7 +87,7 @@ def values() -> dict[str, str]:
     # self-test
     q = handoff(gpu, model, QUIZ_PROMPT, load_link(QUIZ_LINK))
     v |= {
-        "quiz_prompt": f"{QUIZ_PROMPT:,}",
+        "quiz_long_prompt": f"{QUIZ_PROMPT:,}",
         "quiz_link": q.link.name,
         "quiz_gb": f"{q.kv_bytes / 1e9:.2f}",
         "quiz_ms": ms(q.transfer_s),
@@ -99,7 +97,7 @@ def values() -> dict[str, str]:
     t_gpu, t_model = load_gpu(T_GPU), load_model(T_MODEL)
     v |= {
         "t_model": t_model.name,
-        "t_gpu": t_gpu.name,
+        "t_card": t_gpu.name,
         "t_prompt": f"{T_PROMPT:,}",
         "t_kappa": f"{kv_bytes_per_token(t_model):,.0f}",
         "t_kv_mb": f"{kv_bytes_per_token(t_model) * T_PROMPT / 1e6:,.0f}",
