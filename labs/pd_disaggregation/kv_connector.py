@@ -92,14 +92,13 @@ def main() -> None:
     params = SamplingParams(
         max_tokens=opts.new_tokens, temperature=0.0, ignore_eos=True, detokenize=False
     )
-    prompts = {n: lab.prompt_ids(n, 10_000, opts.seed + n) for n in opts.prompt_lens}
 
     def run(llm: LLM, role: str) -> tuple[list, dict[int, list[int]]]:
         """Each prompt alone, greedy; the measurements and the tokens it generated."""
         vocab = llm.model_config.get_vocab_size()
         rows, tokens = [], {}
-        for n, ids in prompts.items():
-            ids = [t % vocab for t in ids]
+        for n in opts.prompt_lens:
+            ids = lab.prompt_ids(n, vocab, opts.seed + n)  # the same ids in both engines
             lab.validate_token_ids(ids, vocab)
             t0 = time.perf_counter()
             [out] = llm.generate([{"prompt_token_ids": ids}], params, use_tqdm=False)
@@ -114,7 +113,8 @@ def main() -> None:
     block_size = producer.llm_engine.vllm_config.cache_config.block_size
     model = lab.model_record(spec, producer.model_config)
     produced, reference = run(producer, PRODUCER["kv_role"])
-    del producer  # the prefill instance is done; free its memory before the decode instance
+    producer.llm_engine.engine_core.shutdown()  # the prefill instance is done: stop its engine
+    del producer  # process and free its memory before the decode instance starts
     gc.collect()
 
     consumer = engine(CONSUMER)
