@@ -14,6 +14,8 @@ Checked in every labs/**/*.py:
   llm.X, llm_engine.X, vllm_config.X, cache_config.X, scheduler_config.X, model_config.X
                        attributes and methods of LLM, LLMEngine, VllmConfig, CacheConfig,
                        SchedulerConfig, ModelConfig (a variable must carry the owner's name)
+  {"kv_role": ..., ...}  keys of KVTransferConfig; a literal kv_role among its
+                       KVRole values, a literal kv_connector among the factory's registered names
 
   python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
 """
@@ -43,6 +45,8 @@ SOURCES = {
     "scheduler_config": "vllm/config/scheduler.py",
     "model_config": "vllm/config/model.py",
     "outputs": "vllm/outputs.py",
+    "kv_transfer": "vllm/config/kv_transfer.py",
+    "kv_factory": "vllm/distributed/kv_transfer/kv_connector/factory.py",
     "version": "vllm/_version.py",
 }
 
@@ -84,7 +88,7 @@ def find_source(explicit: Path | None = None, root: Path = ROOT) -> Path:
 
 def read_sources(source: Path) -> dict[str, str]:
     """Every file of SOURCES; those only OWNERS need may be absent (then unchecked, see Api)."""
-    optional = {key for key, _ in OWNERS.values()} - {"llm"}
+    optional = ({key for key, _ in OWNERS.values()} | {"kv_transfer", "kv_factory"}) - {"llm"}
     if source.suffix == ".whl":
         with zipfile.ZipFile(source) as wheel:
             names = set(wheel.namelist())
@@ -113,6 +117,9 @@ class Api:
     tokens_prompt: frozenset[str]
     request_metrics: frozenset[str]
     members: dict[str, frozenset[str]]  # owner name in the labs -> what its class has (if read)
+    kv_transfer: frozenset[str] | None = None  # KVTransferConfig fields (None: not read)
+    kv_roles: frozenset[str] | None = None  # the KVRole literals
+    kv_connectors: frozenset[str] | None = None  # names registered with KVConnectorFactory
 
 
 # The name a lab gives an object -> (source key, class): `cache_config.block_size` is checked
@@ -185,6 +192,32 @@ def class_members(tree: ast.Module, cls: ast.ClassDef) -> set[str]:
     return found
 
 
+def literal_strings(tree: ast.Module) -> set[str]:
+    """String values of module-level `Name = Literal["a", "b"]` aliases (KVRole and its parts)."""
+    found = set()
+    for node in tree.body:
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if isinstance(value, ast.Subscript) and getattr(value.value, "id", None) == "Literal":
+            found |= {
+                c.value
+                for c in ast.walk(value.slice)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
+    return found
+
+
+def registered_connectors(tree: ast.Module) -> set[str]:
+    """First arguments of KVConnectorFactory.register_connector("Name", module, class) calls."""
+    return {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and callee(node) == "register_connector"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
+
+
 def load_api(source: Path) -> Api:
     text = read_sources(source)
     version = re.search(r"__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)", text["version"])
@@ -215,6 +248,19 @@ def load_api(source: Path) -> Api:
             for owner, (key, name) in OWNERS.items()
             if key in trees
         },
+        kv_transfer=frozenset(
+            annotated_fields(
+                trees["kv_transfer"], find_class(trees["kv_transfer"], "KVTransferConfig")
+            )
+        )
+        if "kv_transfer" in trees
+        else None,
+        kv_roles=frozenset(literal_strings(trees["kv_transfer"]))
+        if "kv_transfer" in trees
+        else None,
+        kv_connectors=frozenset(registered_connectors(trees["kv_factory"]))
+        if "kv_factory" in trees
+        else None,
     )
 
 
@@ -288,6 +334,7 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
                 )
             )
         if isinstance(node, ast.Dict):
+            problems += kv_transfer_problems(node, path, api)
             keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
             if "prompt_token_ids" in keys:
                 problems += [
@@ -300,6 +347,36 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
                     if key not in api.tokens_prompt
                 ]
     return sorted(problems, key=lambda p: (str(p.path), p.line))
+
+
+def kv_transfer_problems(node: ast.Dict, path: Path, api: Api) -> list[Problem]:
+    """A dict literal with a kv_role or kv_connector_extra_config key is a kv_transfer_config
+    (a results dict may name the connector, so a kv_connector key alone does not count)."""
+    items = {
+        k.value: v
+        for k, v in zip(node.keys, node.values, strict=True)
+        if isinstance(k, ast.Constant)
+    }
+    if api.kv_transfer is None or not {"kv_role", "kv_connector_extra_config"} & set(items):
+        return []
+    found = [
+        Problem(
+            path,
+            node.lineno,
+            f"kv_transfer_config key {key!r} is not a KVTransferConfig field in vLLM {api.version}",
+        )
+        for key in items
+        if key not in api.kv_transfer
+    ]
+    for key, allowed, what in (
+        ("kv_role", api.kv_roles, "KVRole value"),
+        ("kv_connector", api.kv_connectors, "registered KV connector"),
+    ):
+        value = items.get(key)
+        if isinstance(value, ast.Constant) and allowed is not None and value.value not in allowed:
+            message = f"{key} {value.value!r} is not a {what} in vLLM {api.version}"
+            found.append(Problem(path, value.lineno, message))
+    return found
 
 
 def check_files(paths: list[Path], api: Api) -> list[Problem]:

@@ -1,5 +1,5 @@
 """Check the lessons' claims against lab results (prefill/decode, batch sweep, KV capacity, prefix
-caching).
+caching, KV connector).
 
   python scripts/verify_labs.py FILE...          check results files written by the labs
   python scripts/verify_labs.py --run [--lab-args="--dummy"] [--sweep-args="--repeats 5"]
@@ -17,7 +17,10 @@ kv_capacity runs (labs/paged_attention/kv_capacity.py) are deterministic, so the
 CPU too: every explicit setting's engine figures equal the estimate, and the start-up figures
 follow from the block count by vLLM's formula. prefix_cache runs (labs/prefix_caching/
 prefix_cache.py): the tokens each request reuses equal the lesson's cached_tokens() on any device;
-on a GPU, repeat requests' median TTFT must be lower with the cache on.
+on a GPU, repeat requests' median TTFT must be lower with the cache on. kv_connector runs
+(labs/pd_disaggregation/kv_connector.py) on any device: the consumer loaded exactly the tokens the
+ExampleConnector's rule predicts, the KV on disk is kappa x the stored tokens, and the consumer's
+greedy tokens equal the producer's; on a GPU, the consumer's TTFT at the longest prompt is lower.
 Exit status 1 when any check fails.
 """
 
@@ -345,6 +348,83 @@ def prefix_ttft_claim(doc: dict) -> Check:
     return Check("PASS" if b < a else "FAIL", name, f"median off {ms(a)}, on {ms(b)}, x{a / b:.1f}")
 
 
+# ---------------------------------------------------------------- kv_connector
+
+
+def connector_completeness(doc: dict) -> Check:
+    p = doc["parameters"]
+    want = [(role, n) for role in ("kv_producer", "kv_consumer") for n in p["prompt_lens"]]
+    got = [(m["series"], m["prompt_tokens"]) for m in doc["measurements"]]
+    wrong = [m["label"] for m in doc["measurements"] if m["new_tokens"] != p["new_tokens"]]
+    handed = [h["prompt_tokens"] for h in doc["handoffs"]]
+    if got != want or wrong or handed != p["prompt_lens"]:
+        detail = f"requests {got} vs planned {want}; wrong new tokens: {wrong}; handoffs {handed}"
+        return Check("FAIL", "completeness", detail)
+    return Check("PASS", "completeness", f"{len(want)} requests, exact prompt and new tokens")
+
+
+def connector_claims(doc: dict) -> list[Check]:
+    from pd_disaggregation.example_connector import (
+        loaded_tokens,
+        stored_tokens,
+    )  # the lesson's rule
+
+    block = doc["parameters"]["block_size"]
+    kappa = doc["model"]["kv_bytes_per_token"]
+    loads, stores, same = [], [], []
+    for h in doc["handoffs"]:
+        n = h["prompt_tokens"]
+        if h["loaded_tokens"] != loaded_tokens(n, block):
+            loads.append(f"prompt {n}: loaded {h['loaded_tokens']} != {loaded_tokens(n, block)}")
+        if h["stored_tokens"] != stored_tokens(n, block):
+            stores.append(f"prompt {n}: stored {h['stored_tokens']} != {stored_tokens(n, block)}")
+        elif kappa is not None and h["stored_bytes"] != kappa * h["stored_tokens"]:
+            stores.append(
+                f"prompt {n}: {h['stored_bytes']} B != kappa {kappa} x {h['stored_tokens']}"
+            )
+        if not h["tokens_match"]:
+            same.append(f"prompt {n}")
+    producer_hits = [
+        m["label"]
+        for m in doc["measurements"]
+        if m["series"] == "kv_producer" and m["cached_tokens"]
+    ]
+    hits = doc["connector_counters"].get("external_prefix_cache_hits")
+    total = sum(h["loaded_tokens"] for h in doc["handoffs"])
+    if hits != total:
+        loads.append(f"engine counter external_prefix_cache_hits {hits} != {total} loaded")
+    if producer_hits:
+        loads.append(f"the producer reports cached tokens: {producer_hits}")
+    name_load = "consumer loaded the tokens the connector's rule predicts"
+    name_store = "KV on disk is kappa x stored tokens"
+    name_same = "consumer's tokens equal the producer's"
+    return [
+        Check("FAIL" if loads else "PASS", name_load, "; ".join(loads) or f"block size {block}"),
+        Check(
+            "FAIL" if stores else ("SKIP" if kappa is None else "PASS"),
+            name_store,
+            "; ".join(stores)
+            or ("model unknown to the core" if kappa is None else f"kappa {kappa} B/token"),
+        ),
+        Check(
+            "FAIL" if same else "PASS",
+            name_same,
+            "; ".join(same) or f"{len(doc['handoffs'])} prompts",
+        ),
+    ]
+
+
+def connector_ttft_claim(doc: dict) -> Check:
+    name = "consumer's TTFT below the producer's at the longest prompt"
+    n = max(doc["parameters"]["prompt_lens"])
+    ttft = {m["series"]: m["ttft_s"] for m in doc["measurements"] if m["prompt_tokens"] == n}
+    loaded = next(h["loaded_tokens"] for h in doc["handoffs"] if h["prompt_tokens"] == n)
+    if not loaded:
+        return Check("SKIP", name, f"prompt {n}: nothing loaded")
+    a, b = ttft["kv_producer"], ttft["kv_consumer"]
+    return Check("PASS" if b < a else "FAIL", name, f"producer {ms(a)}, consumer {ms(b)}")
+
+
 # ---------------------------------------------------------------- timing claims (GPU runs)
 
 
@@ -620,6 +700,14 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
     checks = [Check("PASS", "structure", f"valid against {SCHEMA.relative_to(ROOT)}")]
     if doc["lab"] == "kv_capacity":
         return [*checks, capacity_completeness(doc), *capacity_claims(doc)]
+    if doc["lab"] == "kv_connector":
+        checks += [connector_completeness(doc), *connector_claims(doc)]
+        if doc["device"]["kind"] != "cuda":
+            reason = (
+                "CPU run: a folder, not a link, carried the KV; its TTFT says nothing about a GPU"
+            )
+            return [*checks, Check("SKIP", "timing claims", reason)]
+        return [*checks, connector_ttft_claim(doc)]
     if doc["lab"] == "prefix_cache":
         checks += [prefix_completeness(doc), prefix_reuse_claim(doc)]
         if doc["device"]["kind"] != "cuda":

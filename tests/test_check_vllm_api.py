@@ -236,3 +236,88 @@ def test_the_real_release_catches_an_invented_attribute(real_source, tmp_path, c
     assert check_vllm_api.main(["--vllm-src", str(real_source), str(path)]) == 1
     out = capsys.readouterr().out
     assert f"{path}:2: cache_config.num_gpu_blockz: CacheConfig has no 'num_gpu_blockz'" in out
+
+
+# ---------------------------------------------------------------- kv_transfer_config
+
+FAKE_KV = {
+    "vllm/config/kv_transfer.py": """
+        KVProducer = Literal["kv_producer", "kv_both"]
+        KVConsumer = Literal["kv_consumer", "kv_both"]
+        KVRole = Literal[KVProducer, KVConsumer]
+        @dataclass
+        class KVTransferConfig:
+            kv_connector: str | None = None
+            kv_role: KVRole | None = None
+            kv_connector_extra_config: dict = field(default_factory=dict)
+    """,
+    "vllm/distributed/kv_transfer/kv_connector/factory.py": """
+        KVConnectorFactory.register_connector("ExampleConnector", "m", "ExampleConnector")
+        KVConnectorFactory.register_connector("NixlConnector", "m", "NixlConnector")
+    """,
+}
+
+KV_LAB = """\
+PRODUCER = {"kv_connector": "ExampleConnector", "kv_role": "kv_producer"}
+config = {**PRODUCER, "kv_connector_extra_config": {"shared_storage_path": "/tmp"}}
+results = {"kv_connector": "ExampleConnector", "block_size": 16}
+"""
+
+
+@pytest.fixture
+def fake_kv_source(fake_source) -> Path:
+    for name, code in FAKE_KV.items():
+        path = fake_source / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code), encoding="utf-8")
+    return fake_source
+
+
+def test_what_the_fake_release_accepts_for_kv_transfer(fake_kv_source):
+    api = check_vllm_api.load_api(fake_kv_source)
+    assert api.kv_transfer == {"kv_connector", "kv_role", "kv_connector_extra_config"}
+    assert api.kv_roles == {"kv_producer", "kv_consumer", "kv_both"}
+    assert api.kv_connectors == {"ExampleConnector", "NixlConnector"}
+
+
+def test_without_the_kv_sources_nothing_kv_is_checked(fake_source, tmp_path):
+    api = check_vllm_api.load_api(fake_source)
+    assert api.kv_transfer is None and api.kv_connectors is None
+    bad = KV_LAB.replace('"kv_producer"', '"kv_produce"')
+    assert problems(fake_source, lab_file(tmp_path, bad)) == []
+
+
+def test_kv_transfer_config_passes_and_a_results_dict_is_not_taken_for_one(
+    fake_kv_source, tmp_path
+):
+    assert problems(fake_kv_source, lab_file(tmp_path, KV_LAB)) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ('"kv_producer"', '"kv_produce"', "kv_role 'kv_produce' is not a KVRole value"),
+        (
+            '"ExampleConnector", "kv_role"',
+            '"ExampleConector", "kv_role"',
+            "'ExampleConector' is not a registered KV connector",
+        ),
+        (
+            '"kv_role": "kv_producer"}',
+            '"kv_role": "kv_producer", "kv_rol": 1}',
+            "key 'kv_rol' is not a KVTransferConfig field",
+        ),
+    ],
+)
+def test_a_wrong_kv_transfer_config_is_named(fake_kv_source, tmp_path, old, new, expected):
+    found = problems(fake_kv_source, lab_file(tmp_path, KV_LAB.replace(old, new, 1)))
+    assert len(found) == 1, found
+    assert expected in found[0]
+
+
+def test_the_real_release_knows_the_connector_lab_config(real_source):
+    api = check_vllm_api.load_api(real_source)
+    assert {"kv_connector", "kv_role", "kv_connector_extra_config"} <= api.kv_transfer
+    assert api.kv_roles == {"kv_producer", "kv_consumer", "kv_both"}
+    assert {"ExampleConnector", "NixlConnector"} <= api.kv_connectors
+    assert "kv_transfer_config" in api.engine_args

@@ -1,0 +1,1 @@
+"""Prefill/decode disaggregation: KV bytes to move, link time, when it pays, goodput under SLOs."""
