@@ -14,6 +14,7 @@ Checked in every labs/**/*.py:
   llm.X, llm_engine.X, vllm_config.X, cache_config.X, scheduler_config.X, model_config.X
                        attributes and methods of LLM, LLMEngine, VllmConfig, CacheConfig,
                        SchedulerConfig, ModelConfig (a variable must carry the owner's name)
+  "vllm:<name>"        a metric LLM.get_metrics() reports: a name= in vllm/v1/metrics/loggers.py
 
   python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
 """
@@ -43,8 +44,10 @@ SOURCES = {
     "scheduler_config": "vllm/config/scheduler.py",
     "model_config": "vllm/config/model.py",
     "outputs": "vllm/outputs.py",
+    "metric_loggers": "vllm/v1/metrics/loggers.py",
     "version": "vllm/_version.py",
 }
+METRIC = re.compile(r"vllm:[a-z0-9_]+")  # a Prometheus metric name as the labs write it
 
 
 class SourceNotFound(Exception):
@@ -84,7 +87,7 @@ def find_source(explicit: Path | None = None, root: Path = ROOT) -> Path:
 
 def read_sources(source: Path) -> dict[str, str]:
     """Every file of SOURCES; those only OWNERS need may be absent (then unchecked, see Api)."""
-    optional = {key for key, _ in OWNERS.values()} - {"llm"}
+    optional = {key for key, _ in OWNERS.values()} - {"llm"} | {"metric_loggers"}
     if source.suffix == ".whl":
         with zipfile.ZipFile(source) as wheel:
             names = set(wheel.namelist())
@@ -113,6 +116,7 @@ class Api:
     tokens_prompt: frozenset[str]
     request_metrics: frozenset[str]
     members: dict[str, frozenset[str]]  # owner name in the labs -> what its class has (if read)
+    metric_names: frozenset[str] | None = None  # name="vllm:..." in loggers.py (None: not read)
 
 
 # The name a lab gives an object -> (source key, class): `cache_config.block_size` is checked
@@ -215,6 +219,9 @@ def load_api(source: Path) -> Api:
             for owner, (key, name) in OWNERS.items()
             if key in trees
         },
+        metric_names=frozenset(re.findall(r'name="(vllm:[a-z0-9_]+)"', text["metric_loggers"]))
+        if "metric_loggers" in text
+        else None,
     )
 
 
@@ -287,6 +294,15 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
                     f"in vLLM {api.version}",
                 )
             )
+        if (
+            api.metric_names is not None
+            and isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and METRIC.fullmatch(node.value)
+            and node.value not in api.metric_names
+        ):
+            message = f"metric {node.value!r} is not defined in vLLM {api.version}'s loggers.py"
+            problems.append(Problem(path, node.lineno, message))
         if isinstance(node, ast.Dict):
             keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
             if "prompt_token_ids" in keys:
