@@ -27,9 +27,9 @@ def values() -> dict[str, str]:
         "gpu": gpu.name,
         "model": model.name,
         "format": fmt.name,
-        "prompt": f"{budget.PROMPT:,}",
-        "decodes": f"{budget.DECODES}",
-        "context": f"{budget.CONTEXT:,}",
+        "scene_prompt": f"{budget.PROMPT:,}",
+        "scene_decodes": f"{budget.DECODES}",
+        "scene_context": f"{budget.CONTEXT:,}",
         "default_budget": f"{budget.LLM_DEFAULT_BUDGET:,}",
         "alone_ms": ms(alone),
     }
@@ -55,15 +55,15 @@ def values() -> dict[str, str]:
     # simulator
     mix = itl_sim.request_mix()
     v.update(
-        seed=f"{itl_sim.SEED}",
-        requests=f"{itl_sim.REQUESTS}",
-        rate=f"{itl_sim.RATE:g}",
-        short_prompt=f"{itl_sim.SHORT_PROMPT}",
-        long_prompt=f"{itl_sim.LONG_PROMPT:,}",
-        long_share=f"{itl_sim.LONG_SHARE:.0%}",
-        mean_output=f"{itl_sim.MEAN_OUTPUT}",
-        max_output=f"{itl_sim.MAX_OUTPUT:,}",
-        drawn_long=f"{int((mix.prompts == itl_sim.LONG_PROMPT).sum())}",
+        mix_seed=f"{itl_sim.SEED}",
+        mix_requests=f"{itl_sim.REQUESTS}",
+        mix_rate=f"{itl_sim.RATE:g}",
+        mix_short_prompt=f"{itl_sim.SHORT_PROMPT}",
+        mix_long_prompt=f"{itl_sim.LONG_PROMPT:,}",
+        mix_long_share=f"{itl_sim.LONG_SHARE:.0%}",
+        mix_mean_output=f"{itl_sim.MEAN_OUTPUT}",
+        mix_max_output=f"{itl_sim.MAX_OUTPUT:,}",
+        mix_drawn_long=f"{int((mix.prompts == itl_sim.LONG_PROMPT).sum())}",
     )
     for s in itl_sim.compare(mix):
         key = f"sim_{s.label}_{s.budget}"
@@ -73,11 +73,11 @@ def values() -> dict[str, str]:
         v[f"{key}_long_ttft"] = f"{s.long_ttft_p50_s * 1e3:.0f}"
         v[f"{key}_short_ttft"] = f"{s.short_ttft_p50_s * 1e3:.0f}"
     # self-test
-    v["quiz_prompt"] = f"{QUIZ_PROMPT:,}"
+    v["quiz_long_prompt"] = f"{QUIZ_PROMPT:,}"
     v["quiz_budget"] = f"{QUIZ_BUDGET:,}"
     v["quiz_decodes"] = f"{QUIZ_DECODES}"
     v["quiz_per_step"] = f"{QUIZ_BUDGET - QUIZ_DECODES:,}"
-    v["quiz_steps"] = f"{budget.prefill_steps(QUIZ_PROMPT, QUIZ_BUDGET, QUIZ_DECODES)}"
+    v["quiz_chunk_steps"] = f"{budget.prefill_steps(QUIZ_PROMPT, QUIZ_BUDGET, QUIZ_DECODES)}"
     xmodel = load_model(XFER_MODEL)
     xgpu, xfmt = load_gpus()[XFER_GPU], checkpoint_format(xmodel)
     xalone = budget.decode_step_s(xgpu, xmodel, xfmt, budget.DECODES, budget.CONTEXT)
