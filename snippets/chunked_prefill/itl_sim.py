@@ -12,7 +12,7 @@ hardware cost the same.
 
 Request mix (numpy Generator, seed SEED): Poisson arrivals at RATE/s; each prompt is LONG_PROMPT
 tokens with probability LONG_SHARE, else SHORT_PROMPT; outputs geometric with mean MEAN_OUTPUT,
-cut at MAX_OUTPUT. Not modelled: KV capacity (no preemption), max_num_seqs (never reached here),
+cut at MAX_OUTPUT. Not modeled: KV capacity (no preemption), max_num_seqs (never reached here),
 sampling and scheduling overheads. ITL is every gap between a request's successive tokens,
 pooled over all requests, as `vllm bench serve` reports it.
 
