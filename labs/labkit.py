@@ -16,8 +16,10 @@ import os
 import platform
 import random
 import shutil
+import subprocess
 import sys
 import sysconfig
+import tempfile
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -416,6 +418,21 @@ def cpu_kv_cache_bytes(backend: str, spec: LabModel, max_model_len: int) -> int 
         return None
     kv = int(kv_cache_bytes(spec.spec, max_model_len)) if spec.spec else 4 * GiB
     return max(2 * kv, 64 * 2**20)
+
+
+def run_children(script: str, argv: list[str], keys: list[str], what: str) -> list[dict]:
+    """Runs `script *argv --only KEY --out FILE` once per key, each in a fresh process (so one
+    engine's GPU memory is released before the next starts); returns the documents they wrote.
+    A failing child ends the lab with a message naming the setting (its own output is above)."""
+    docs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, key in enumerate(keys):
+            part = Path(tmp) / f"{i}.json"
+            child = [sys.executable, script, *argv, "--only", key, "--out", str(part)]
+            if subprocess.run(child).returncode != 0:
+                sys.exit(f"{Path(script).name}: the run with {what} {key} failed (see above)")
+            docs.append(json.loads(part.read_text(encoding="utf-8")))
+    return docs
 
 
 # ---------------------------------------------------------------- prompts

@@ -16,6 +16,7 @@ Checked in every labs/**/*.py:
                        SchedulerConfig, ModelConfig (a variable must carry the owner's name)
   {"kv_role": ..., ...}  keys of KVTransferConfig; a literal kv_role among its
                        KVRole values, a literal kv_connector among the factory's registered names
+  "vllm:<name>"        a metric LLM.get_metrics() reports: a name= in vllm/v1/metrics/loggers.py
 
   python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
 """
@@ -47,8 +48,10 @@ SOURCES = {
     "outputs": "vllm/outputs.py",
     "kv_transfer": "vllm/config/kv_transfer.py",
     "kv_factory": "vllm/distributed/kv_transfer/kv_connector/factory.py",
+    "metric_loggers": "vllm/v1/metrics/loggers.py",
     "version": "vllm/_version.py",
 }
+METRIC = re.compile(r"vllm:[a-z0-9_]+")  # a Prometheus metric name as the labs write it
 
 
 class SourceNotFound(Exception):
@@ -88,7 +91,11 @@ def find_source(explicit: Path | None = None, root: Path = ROOT) -> Path:
 
 def read_sources(source: Path) -> dict[str, str]:
     """Every file of SOURCES; those only OWNERS need may be absent (then unchecked, see Api)."""
-    optional = ({key for key, _ in OWNERS.values()} | {"kv_transfer", "kv_factory"}) - {"llm"}
+    optional = ({key for key, _ in OWNERS.values()} - {"llm"}) | {
+        "kv_transfer",
+        "kv_factory",
+        "metric_loggers",
+    }
     if source.suffix == ".whl":
         with zipfile.ZipFile(source) as wheel:
             names = set(wheel.namelist())
@@ -120,6 +127,7 @@ class Api:
     kv_transfer: frozenset[str] | None = None  # KVTransferConfig fields (None: not read)
     kv_roles: frozenset[str] | None = None  # the KVRole literals
     kv_connectors: frozenset[str] | None = None  # names registered with KVConnectorFactory
+    metric_names: frozenset[str] | None = None  # name="vllm:..." in loggers.py (None: not read)
 
 
 # The name a lab gives an object -> (source key, class): `cache_config.block_size` is checked
@@ -261,6 +269,9 @@ def load_api(source: Path) -> Api:
         kv_connectors=frozenset(registered_connectors(trees["kv_factory"]))
         if "kv_factory" in trees
         else None,
+        metric_names=frozenset(re.findall(r'name="(vllm:[a-z0-9_]+)"', text["metric_loggers"]))
+        if "metric_loggers" in text
+        else None,
     )
 
 
@@ -333,6 +344,15 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
                     f"in vLLM {api.version}",
                 )
             )
+        if (
+            api.metric_names is not None
+            and isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and METRIC.fullmatch(node.value)
+            and node.value not in api.metric_names
+        ):
+            message = f"metric {node.value!r} is not defined in vLLM {api.version}'s loggers.py"
+            problems.append(Problem(path, node.lineno, message))
         if isinstance(node, ast.Dict):
             problems += kv_transfer_problems(node, path, api)
             keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]

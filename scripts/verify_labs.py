@@ -21,6 +21,10 @@ on a GPU, repeat requests' median TTFT must be lower with the cache on. kv_conne
 (labs/pd_disaggregation/kv_connector.py) on any device: the consumer loaded exactly the tokens the
 ExampleConnector's rule predicts, the KV on disk is kappa x the stored tokens, and the consumer's
 greedy tokens equal the producer's; on a GPU, the consumer's TTFT at the longest prompt is lower.
+chunked_prefill runs
+(labs/chunked_prefill/long_prompt.py): every setting present, every request's exact output
+length and no preemption on any device; on a GPU, every budget with chunking on must give the
+running decodes a shorter worst ITL during the long prefill than chunking off.
 Exit status 1 when any check fails.
 """
 
@@ -425,6 +429,57 @@ def connector_ttft_claim(doc: dict) -> Check:
     return Check("PASS" if b < a else "FAIL", name, f"producer {ms(a)}, consumer {ms(b)}")
 
 
+# ---------------------------------------------------------------- chunked_prefill
+
+
+def scene_plan(doc: dict) -> list[tuple[int, bool]]:
+    """(max_num_batched_tokens, chunking on) of every engine the parameters ask for."""
+    p = doc["parameters"]
+    plan = [(v, True) for v in p["values"]]
+    return plan + ([(p["max_model_len"], False)] if p["unchunked"] else [])
+
+
+def scene_completeness(doc: dict) -> Check:
+    p = doc["parameters"]
+    rows = doc["measurements"]
+    got = sorted((r["max_num_batched_tokens"], r["enable_chunked_prefill"]) for r in rows)
+    problems = []
+    if got != sorted(scene_plan(doc)):
+        problems.append(f"engines {got}, parameters ask for {sorted(scene_plan(doc))}")
+    for r in rows:
+        want = [p["decode_new_tokens"]] * p["decodes"]
+        if r["decode_tokens_out"] != want or r["long_tokens_out"] != p["long_new_tokens"]:
+            problems.append(
+                f"{r['label']}: output lengths {r['decode_tokens_out']} and "
+                f"{r['long_tokens_out']}, asked {want} and {p['long_new_tokens']}"
+            )
+        if r["long_prompt_tokens"] != p["long_prompt_tokens"] or r["decodes"] != p["decodes"]:
+            problems.append(f"{r['label']}: not the scene the parameters describe")
+        if r["preemptions"]:
+            problems.append(f"{r['label']}: {r['preemptions']} preemption(s) (KV cache too small)")
+    if problems:
+        return Check("FAIL", "completeness", "; ".join(problems[:3]))
+    return Check(
+        "PASS",
+        "completeness",
+        f"{len(rows)} engines, exact output lengths, no preemption",
+    )
+
+
+def scene_itl_claim(doc: dict) -> Check:
+    """Chunked prefill lowers the running decodes' worst ITL while a long prompt is prefilled."""
+    name = "chunking lowers the decodes' worst ITL during the long prefill"
+    rows = doc["measurements"]
+    off = [r for r in rows if not r["enable_chunked_prefill"]]
+    on = sorted((r for r in rows if r["enable_chunked_prefill"]), key=lambda r: r["label"])
+    if not off or not on:
+        return Check("SKIP", name, "needs a run with chunking off and one with it on")
+    worst = off[0]["itl_during_max_s"]
+    higher = [r["label"] for r in on if r["itl_during_max_s"] >= worst]
+    shown = ", ".join(f"{r['label']}: {ms(r['itl_during_max_s'])}" for r in [*on, off[0]])
+    return Check("FAIL" if higher else "PASS", name, shown)
+
+
 # ---------------------------------------------------------------- timing claims (GPU runs)
 
 
@@ -708,6 +763,12 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
             )
             return [*checks, Check("SKIP", "timing claims", reason)]
         return [*checks, connector_ttft_claim(doc)]
+    if doc["lab"] == "chunked_prefill":
+        checks.append(scene_completeness(doc))
+        if doc["device"]["kind"] != "cuda":
+            reason = "CPU run: its step times say nothing about a GPU's prefill and decode"
+            return [*checks, Check("SKIP", "timing claims", reason)]
+        return [*checks, scene_itl_claim(doc)]
     if doc["lab"] == "prefix_cache":
         checks += [prefix_completeness(doc), prefix_reuse_claim(doc)]
         if doc["device"]["kind"] != "cuda":

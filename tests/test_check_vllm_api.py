@@ -207,6 +207,8 @@ def test_the_real_release_accepts_the_keywords_the_labs_rely_on(real_source):
     assert {"max_tokens", "ignore_eos", "detokenize"} <= api.sampling_params
     assert "prompt_token_ids" in api.tokens_prompt
     assert {"max_num_seqs", "max_num_batched_tokens"} <= api.engine_args
+    chunking = {"enable_chunked_prefill", "long_prefill_token_threshold"}
+    assert chunking <= api.engine_args
     timestamps = {"queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts"}
     assert timestamps | {"first_token_latency"} <= api.request_metrics
 
@@ -215,6 +217,7 @@ def test_the_real_release_has_the_attributes_the_kv_and_prefix_labs_read(real_so
     members = check_vllm_api.load_api(real_source).members
     assert {"llm_engine", "model_config", "reset_prefix_cache", "get_metrics"} <= members["llm"]
     assert {"vllm_config", "engine_core"} <= members["llm_engine"]
+    assert {"add_request", "step", "has_unfinished_requests"} <= members["llm_engine"]
     assert {"cache_config", "model_config", "scheduler_config"} <= members["vllm_config"]
     assert {
         "num_gpu_blocks",
@@ -228,6 +231,22 @@ def test_the_real_release_has_the_attributes_the_kv_and_prefix_labs_read(real_so
     assert {"num_cached_tokens", "metrics", "prompt_token_ids"} <= members["request_output"]
     api = check_vllm_api.load_api(real_source)
     assert {"block_size", "max_num_seqs", "num_gpu_blocks_override"} <= api.engine_args
+
+
+def test_a_metric_name_is_checked_when_the_loggers_are_there(fake_source, tmp_path):
+    code = 'counters = {"vllm:num_preemptions": 0, "vllm:num_preemption": 0}\n'
+    path = lab_file(tmp_path, code)
+    assert problems(fake_source, path) == []  # no loggers.py in the fake: unchecked
+    loggers = fake_source / "vllm" / "v1" / "metrics" / "loggers.py"
+    loggers.write_text('c = Counter(name="vllm:num_preemptions", documentation="")\n')
+    found = problems(fake_source, path)
+    assert found == [f"{path}:1: metric 'vllm:num_preemption' is not defined in vLLM 0.26.0's "
+                     "loggers.py"]  # fmt: skip
+
+
+def test_the_real_release_defines_the_metrics_the_labs_read(real_source):
+    names = check_vllm_api.load_api(real_source).metric_names
+    assert {"vllm:num_preemptions", "vllm:prefix_cache_hits", "vllm:prefix_cache_queries"} <= names
 
 
 def test_the_real_release_catches_an_invented_attribute(real_source, tmp_path, capsys):

@@ -457,3 +457,27 @@ def test_comma_lists_of_positive_integers_are_parsed_once_each_in_order():
     for bad in ("", "0,4", "a,b", "-1"):
         with pytest.raises(argparse.ArgumentTypeError, match="positive integers"):
             common.int_list(bad)
+
+
+# ---------------------------------------------------------------- one engine per process
+
+CHILD = """\
+import argparse, json, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--size")
+parser.add_argument("--only")
+parser.add_argument("--out")
+opts = parser.parse_args()
+if opts.only == "bad":
+    sys.exit(3)
+open(opts.out, "w").write(json.dumps({"size": opts.size, "key": opts.only}))
+"""
+
+
+def test_run_children_runs_one_process_per_key_and_returns_their_documents(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD, encoding="utf-8")
+    docs = common.run_children(str(script), ["--size", "7"], ["1:on", "8:off"], "budget")
+    assert docs == [{"size": "7", "key": "1:on"}, {"size": "7", "key": "8:off"}]
+    with pytest.raises(SystemExit, match=r"child\.py: the run with budget bad failed"):
+        common.run_children(str(script), [], ["1:on", "bad"], "budget")

@@ -21,6 +21,7 @@ LINK_TARGET = re.compile(r"\]\([^)]*\)|\{#[^}]*\}")
 # text: why the same digits may appear typed
 COINCIDENCES = {
     "128": "config facts typed in derivations: head dimension d_h, AWQ group size",
+    "4.5": "WCAG's minimum contrast ratio 4.5:1 (ADR 0008), not a step time",
 }
 
 

@@ -17,11 +17,8 @@ warm-up runs first on each engine.
 import argparse
 import json
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import labkit as lab
 
@@ -130,14 +127,8 @@ def main() -> None:
         f"(mean {opts.mean_output:g}, cut at {opts.max_output}): drawn mean "
         f"{statistics.mean(lengths):.1f}, max {max(lengths)}, seed {opts.seed}"
     )
-    docs = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for value in opts.values:
-            part = Path(tmp) / f"{value}.json"
-            child = [sys.executable, __file__, *sys.argv[1:], "--only", str(value), "--out", part]
-            if subprocess.run([str(c) for c in child]).returncode != 0:
-                sys.exit(f"max_num_seqs.py: the run with max_num_seqs={value} failed (see above)")
-            docs.append(json.loads(part.read_text(encoding="utf-8")))
+    keys = [str(v) for v in opts.values]
+    docs = lab.run_children(__file__, sys.argv[1:], keys, "max_num_seqs")
 
     print(f"\n{'max_num_seqs':>12} {'tok/s':>8} {'p50 lat s':>9} {'p99 lat s':>9} "
           f"{'p50 TTFT s':>10} {'p99 TTFT s':>10} {'p50 TPOT ms':>11}")  # fmt: skip

@@ -187,3 +187,56 @@ def step_bound(
     kappa = kv_bytes_per_token(model, SIXTEEN_BIT)
     kv_tokens = prefill_cached + prefill_tokens + decode_batch * decode_context
     return bound(gpu, flops, streamed_weight_bytes(model, fmt) + kappa * kv_tokens)
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """The per-token and per-step constants of step_bound for one (GPU, model, format), computed
+    once: a simulator that prices many thousands of steps calls StepCost.bound for each."""
+
+    gpu: GPU
+    layer_matmul_params: int
+    lm_head_params: int
+    kv_bytes_per_token: int
+    weight_bytes: float
+
+    @classmethod
+    def of(cls, gpu: GPU, model: ModelSpec, fmt: WeightFormat | None = None) -> "StepCost":
+        return cls(
+            gpu,
+            layer_matmul_params(model),
+            lm_head_params(model),
+            kv_bytes_per_token(model, SIXTEEN_BIT),
+            streamed_weight_bytes(model, fmt),
+        )
+
+    def bound(
+        self, chunks: tuple[tuple[int, int, bool], ...] = (), decode_contexts: tuple[int, ...] = ()
+    ) -> Bound:
+        """step_bound generalized: each chunk is (tokens, cached, last) as step_bound's
+        prefill_tokens, prefill_cached and last_chunk; each decode reads its own context. The
+        weights are read once for the whole step."""
+        for tokens, cached, _ in chunks:
+            require_count("chunk tokens", tokens, 1)
+            require_count("chunk cached", cached, 0)
+        for context in decode_contexts:
+            require_count("decode context", context, 0)
+        if not chunks and not decode_contexts:
+            raise ValueError("a step needs at least one prefill chunk or one decode")
+        tokens = sum(c[0] for c in chunks) + len(decode_contexts)
+        logits = len(decode_contexts) + sum(1 for c in chunks if c[2])
+        flops = 2 * self.layer_matmul_params * tokens + 2 * self.lm_head_params * logits
+        kv_tokens = sum(c[0] + c[1] for c in chunks) + sum(decode_contexts)
+        return bound(self.gpu, flops, self.weight_bytes + self.kv_bytes_per_token * kv_tokens)
+
+
+def batch_step_bound(
+    gpu: GPU,
+    model: ModelSpec,
+    *,
+    chunks: tuple[tuple[int, int, bool], ...] = (),
+    decode_contexts: tuple[int, ...] = (),
+    fmt: WeightFormat | None = None,
+) -> Bound:
+    """One engine step with any number of prefill chunks and decodes of different contexts."""
+    return StepCost.of(gpu, model, fmt).bound(chunks, decode_contexts)

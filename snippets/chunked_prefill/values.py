@@ -1,0 +1,105 @@
+"""Figures the chunked-prefill lesson quotes in its prose, computed here (never typed).
+
+Pages refer to them as {{ chunked_prefill.<name> }}; scripts/hooks/values.py fills them in.
+Run `python snippets/chunked_prefill/values.py` to list every name and its value.
+"""
+
+import functools
+
+from chunked_prefill import budget, itl_sim, preemption
+from core.formats import checkpoint_format
+from core.gpus import load_gpus
+from core.models import load_model
+
+QUIZ_PROMPT, QUIZ_BUDGET, QUIZ_DECODES = 10000, 1024, 24
+XFER_GPU, XFER_MODEL, XFER_BUDGET = "h100_sxm", "qwen2.5-7b-instruct", 2048
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.1f}"
+
+
+@functools.cache  # the simulator runs once per build
+def values() -> dict[str, str]:
+    gpu, model, fmt = budget.course_setup()
+    alone = budget.decode_step_s(gpu, model, fmt, budget.DECODES, budget.CONTEXT)
+    v = {
+        "gpu": gpu.name,
+        "model": model.name,
+        "format": fmt.name,
+        "scene_prompt": f"{budget.PROMPT:,}",
+        "scene_decodes": f"{budget.DECODES}",
+        "scene_context": f"{budget.CONTEXT:,}",
+        "default_budget": f"{budget.LLM_DEFAULT_BUDGET:,}",
+        "alone_ms": ms(alone),
+    }
+    for t in budget.BUDGETS:
+        p = budget.plan(gpu, model, fmt, t)
+        v[f"budget_{t}"] = f"{t:,}"
+        v[f"steps_{t}"] = f"{p.steps}"
+        v[f"worst_{t}_ms"] = ms(p.worst_step_s)
+        v[f"worst_{t}_x"] = f"{p.worst_step_s / alone:.0f}"
+        v[f"prefill_{t}_ms"] = ms(p.prefill_s)
+        v[f"chunk_{t}"] = f"{t - budget.DECODES:,}"
+    small, big = budget.plan(gpu, model, fmt, 512), budget.plan(gpu, model, fmt, 8192)
+    v["prefill_cost_pct"] = f"{small.prefill_s / big.prefill_s - 1:.1%}"
+    # preemption
+    cost = preemption.preemption_cost(gpu, model, fmt)
+    v["pre_prompt"] = f"{preemption.PROMPT:,}"
+    v["pre_generated"] = f"{preemption.GENERATED}"
+    v["pre_tokens"] = f"{cost.recomputed_tokens:,}"
+    v["pre_freed_mb"] = f"{cost.freed_bytes / 1e6:,.0f}"
+    v["pre_recompute_ms"] = ms(cost.recompute_s)
+    v["pre_decode_ms"] = ms(cost.decode_step_s)
+    v["pre_steps"] = f"{cost.recompute_s / cost.decode_step_s:.0f}"
+    # simulator
+    mix = itl_sim.request_mix()
+    v.update(
+        mix_seed=f"{itl_sim.SEED}",
+        mix_requests=f"{itl_sim.REQUESTS}",
+        mix_rate=f"{itl_sim.RATE:g}",
+        mix_short_prompt=f"{itl_sim.SHORT_PROMPT}",
+        mix_long_prompt=f"{itl_sim.LONG_PROMPT:,}",
+        mix_long_share=f"{itl_sim.LONG_SHARE:.0%}",
+        mix_mean_output=f"{itl_sim.MEAN_OUTPUT}",
+        mix_max_output=f"{itl_sim.MAX_OUTPUT:,}",
+        mix_drawn_long=f"{int((mix.prompts == itl_sim.LONG_PROMPT).sum())}",
+    )
+    for s in itl_sim.compare(mix):
+        key = f"sim_{s.label}_{s.budget}"
+        v[f"{key}_p50"] = f"{s.itl_p50_ms:.1f}"
+        v[f"{key}_p99"] = f"{s.itl_p99_ms:.1f}"
+        v[f"{key}_max"] = f"{s.itl_max_ms:.1f}"
+        v[f"{key}_long_ttft"] = f"{s.long_ttft_p50_s * 1e3:.0f}"
+        v[f"{key}_short_ttft"] = f"{s.short_ttft_p50_s * 1e3:.0f}"
+    # self-test
+    v["quiz_long_prompt"] = f"{QUIZ_PROMPT:,}"
+    v["quiz_budget"] = f"{QUIZ_BUDGET:,}"
+    v["quiz_decodes"] = f"{QUIZ_DECODES}"
+    v["quiz_per_step"] = f"{QUIZ_BUDGET - QUIZ_DECODES:,}"
+    v["quiz_chunk_steps"] = f"{budget.prefill_steps(QUIZ_PROMPT, QUIZ_BUDGET, QUIZ_DECODES)}"
+    xmodel = load_model(XFER_MODEL)
+    xgpu, xfmt = load_gpus()[XFER_GPU], checkpoint_format(xmodel)
+    xalone = budget.decode_step_s(xgpu, xmodel, xfmt, budget.DECODES, budget.CONTEXT)
+    whole = budget.plan(xgpu, xmodel, xfmt, budget.LLM_DEFAULT_BUDGET)
+    chunked = budget.plan(xgpu, xmodel, xfmt, XFER_BUDGET)
+    course_chunked = budget.plan(gpu, model, fmt, XFER_BUDGET)
+    v.update(
+        xfer_gpu=xgpu.name,
+        xfer_model=xmodel.name,
+        xfer_format=xfmt.name,
+        xfer_budget=f"{XFER_BUDGET:,}",
+        xfer_steps=f"{chunked.steps}",
+        xfer_alone_ms=ms(xalone),
+        xfer_whole_ms=ms(whole.worst_step_s),
+        xfer_worst_ms=ms(chunked.worst_step_s),
+        xfer_prefill_ms=ms(chunked.prefill_s),
+        xfer_4090_ratio=f"{course_chunked.worst_step_s / chunked.worst_step_s:.1f}",
+    )
+    v["kappa_kb"] = f"{cost.freed_bytes / cost.recomputed_tokens / 1e3:.1f}"
+    return v
+
+
+if __name__ == "__main__":
+    for name, value in values().items():
+        print(f"{name} = {value}")
