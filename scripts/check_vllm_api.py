@@ -8,12 +8,14 @@ vllm); a wheel in .cache/wheels/.
 Checked in every labs/**/*.py:
   LLM(...)             keywords of LLM.__init__, and EngineArgs fields (LLM passes **kwargs on)
   SamplingParams(...)  its fields (a msgspec Struct: the class annotations)
-  x.generate(...)      keywords of LLM.generate
+  x.generate(...)      keywords of LLM.generate (engine.generate: AsyncLLM.generate)
+  AsyncEngineArgs(...) its fields (EngineArgs' and its own); AsyncLLM.from_engine_args(...) keywords
   {"prompt_token_ids": ...} and TokensPrompt(...)  keys of the TokensPrompt TypedDict
   x.metrics.<name>     fields of RequestStateStats (RequestOutput.metrics in the V1 engine)
   llm.X, llm_engine.X, vllm_config.X, cache_config.X, scheduler_config.X, model_config.X
                        attributes and methods of LLM, LLMEngine, VllmConfig, CacheConfig,
-                       SchedulerConfig, ModelConfig (a variable must carry the owner's name)
+                       SchedulerConfig, ModelConfig (a variable must carry the owner's name);
+  engine.X             attributes and methods of AsyncLLM (vllm/v1/engine/async_llm.py)
 
   python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
 """
@@ -43,6 +45,7 @@ SOURCES = {
     "scheduler_config": "vllm/config/scheduler.py",
     "model_config": "vllm/config/model.py",
     "outputs": "vllm/outputs.py",
+    "async_llm": "vllm/v1/engine/async_llm.py",
     "version": "vllm/_version.py",
 }
 
@@ -113,6 +116,9 @@ class Api:
     tokens_prompt: frozenset[str]
     request_metrics: frozenset[str]
     members: dict[str, frozenset[str]]  # owner name in the labs -> what its class has (if read)
+    async_engine_args: frozenset[str] = frozenset()  # empty: no async_llm.py read, unchecked
+    async_generate: frozenset[str] = frozenset()
+    from_engine_args: frozenset[str] = frozenset()
 
 
 # The name a lab gives an object -> (source key, class): `cache_config.block_size` is checked
@@ -125,6 +131,7 @@ OWNERS = {
     "scheduler_config": ("scheduler_config", "SchedulerConfig"),
     "model_config": ("model_config", "ModelConfig"),
     "request_output": ("outputs", "RequestOutput"),
+    "engine": ("async_llm", "AsyncLLM"),
 }
 
 
@@ -138,7 +145,7 @@ def find_class(tree: ast.Module, name: str) -> ast.ClassDef:
 def parameters(cls: ast.ClassDef, method: str) -> tuple[set[str], bool]:
     """Names a method accepts by keyword, and whether it takes **kwargs."""
     for node in cls.body:
-        if isinstance(node, ast.FunctionDef) and node.name == method:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == method:
             args = node.args
             names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} - {"self"}
             names -= {a.arg for a in args.posonlyargs}  # not passable by keyword
@@ -202,6 +209,14 @@ def load_api(source: Path) -> Api:
         sampling_fields = annotated_fields(trees["sampling_params"], sampling)
     tokens = annotated_fields(trees["inputs"], find_class(trees["inputs"], "TokensPrompt"))
     stats = annotated_fields(trees["stats"], find_class(trees["stats"], "RequestStateStats"))
+    async_args, async_generate, from_args = set(), set(), set()
+    if "async_llm" in trees:
+        async_llm = find_class(trees["async_llm"], "AsyncLLM")
+        async_generate, _ = parameters(async_llm, "generate")
+        from_args, _ = parameters(async_llm, "from_engine_args")
+        async_args = annotated_fields(
+            trees["engine_args"], find_class(trees["engine_args"], "AsyncEngineArgs")
+        )
     return Api(
         version=version[1] if version else "unknown",
         llm_init=frozenset(init),
@@ -215,6 +230,9 @@ def load_api(source: Path) -> Api:
             for owner, (key, name) in OWNERS.items()
             if key in trees
         },
+        async_engine_args=frozenset(async_args),
+        async_generate=frozenset(async_generate),
+        from_engine_args=frozenset(from_args - {"cls"}),
     )
 
 
@@ -240,6 +258,16 @@ def callee(node: ast.Call) -> str | None:
     return None
 
 
+def owner_is(call: ast.Call, name: str) -> bool:
+    """`name.method(...)`: the call's object is a variable called `name`."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and (func.value.id == name)
+    )
+
+
 def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
     accepted = {
         "LLM": (api.llm_init | api.engine_args, "LLM.__init__ or EngineArgs"),
@@ -247,6 +275,9 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
         "generate": (api.generate, "LLM.generate"),
         "TokensPrompt": (api.tokens_prompt, "TokensPrompt"),
     }
+    if api.async_generate:  # vllm/v1/engine/async_llm.py was read
+        accepted["AsyncEngineArgs"] = (api.async_engine_args, "AsyncEngineArgs")
+        accepted["from_engine_args"] = (api.from_engine_args, "AsyncLLM.from_engine_args")
     problems = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
@@ -262,6 +293,8 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
         name = callee(node) if isinstance(node, ast.Call) else None
         if name in accepted:
             names, where = accepted[name]
+            if name == "generate" and api.async_generate and owner_is(node, "engine"):
+                names, where = api.async_generate, "AsyncLLM.generate"
             for kw in node.keywords:
                 if kw.arg is None:
                     message = f"{name}(**...) cannot be checked: pass keywords by name"

@@ -457,3 +457,10 @@ def test_comma_lists_of_positive_integers_are_parsed_once_each_in_order():
     for bad in ("", "0,4", "a,b", "-1"):
         with pytest.raises(argparse.ArgumentTypeError, match="positive integers"):
             common.int_list(bad)
+
+
+def test_comma_lists_of_positive_numbers_are_parsed_once_each_in_order():
+    assert common.float_list("8,2.5,2.5,1") == [1.0, 2.5, 8.0]
+    for bad in ("", "0,4", "a,b", "-1", "inf", "nan"):
+        with pytest.raises(argparse.ArgumentTypeError, match="positive numbers"):
+            common.float_list(bad)
