@@ -28,7 +28,7 @@ def values() -> dict[str, str]:
     hw = sweep.hardware()
     v = {
         "seed": f"{sweep.SEED}",
-        "sim_requests": f"{sweep.REQUESTS}",
+        "sweep_requests": f"{sweep.REQUESTS}",
         "prompt": f"{sweep.PROMPT_TOKENS}",
         "mean_output": f"{sweep.MEAN_OUTPUT}",
         "max_output": f"{sweep.MAX_OUTPUT:,}",
@@ -38,8 +38,8 @@ def values() -> dict[str, str]:
         "rates": ", ".join(f"{r:g}" for r in sweep.RATES),
         "bursty": f"{sweep.BURSTY:g}",
         "bursty_cv": f"{sweep.BURSTY**-0.5:g}",
-        "slo_ttft_ms": f"{sweep.SLO_MS['ttft']:g}",
-        "slo_tpot_ms": f"{sweep.SLO_MS['tpot']:g}",
+        "slo_ttft_ms": f"{sweep.SLO_MS['ttft']:,g}",
+        "slo_tpot_ms": f"{sweep.SLO_MS['tpot']:,g}",
         "arrival_requests": f"{arrivals.REQUESTS:,}",
         "arrival_rate": f"{arrivals.RATE:g}",
         "arrival_mean_gap_ms": f"{1e3 / arrivals.RATE:g}",
