@@ -39,7 +39,7 @@ from core.roofline import bound
 from latency_metrics.metrics import StreamedRequest, goodput, meets_slos, percentile, summarize
 from load_testing.arrivals import BURSTINESS, arrival_times
 
-REQUESTS = 600
+REQUESTS = 400
 RATES = (2.0, 4.0, 6.0, 8.0, 9.0, 10.0, 11.0, 11.5, 12.0, 13.0)  # requests per second
 BURSTY = BURSTINESS[0]  # the burstiest shape arrivals.py shows: gamma gaps with CV 1/sqrt(b)
 SLO_MS = {"ttft": 1000.0, "tpot": 50.0}  # as `vllm bench serve --goodput ttft:1000 tpot:50`
