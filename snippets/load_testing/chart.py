@@ -1,7 +1,8 @@
 """p50 and p99 TTFT against request rate (sweep.py's simulation), as inline SVG.
 
 Linear request-rate axis, logarithmic TTFT axis; one solid line per percentile for Poisson
-arrivals, dashed for bursty ones; a vertical line marks the simulated capacity. Colours follow the
+arrivals, dashed for bursty ones, named in a legend on the right; a vertical line marks the
+simulated capacity. Colours follow the
 page (currentColor, Material's CSS variables); <title> and <desc> describe the chart to screen
 readers. Labels: main("zh") or main("en").
 
@@ -47,8 +48,8 @@ LABELS = {
         "capacity": "capacity {cap}",
     },
 }
-WIDTH, HEIGHT = 640, 360
-MARGIN = {"left": 64, "right": 150, "top": 20, "bottom": 50}
+WIDTH, HEIGHT = 720, 360
+MARGIN = {"left": 64, "right": 210, "top": 20, "bottom": 50}
 COLOURS = {"p50": "var(--md-typeset-a-color, #3f51b5)", "p99": "currentColor"}
 
 
@@ -136,7 +137,7 @@ def chart(lang: str) -> str:
         f'<text x="{xc - 4:.1f}" y="{top + 12}" text-anchor="end" {fg}>'
         f"{escape(text['capacity'].format(cap=f'{cap:.1f}'))}</text>"
     )
-    for name, pct, dash, pts in lines:
+    for _name, pct, dash, pts in lines:
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         coords = " ".join(f"{sx(r):.1f},{sy(v):.1f}" for r, v in pts)
         colour = COLOURS[pct]
@@ -146,8 +147,14 @@ def chart(lang: str) -> str:
         )
         for r, v in pts:
             out.append(f'<circle cx="{sx(r):.1f}" cy="{sy(v):.1f}" r="3" style="fill: {colour}"/>')
-        r, v = pts[-1]
-        out.append(f'<text x="{sx(r) + 8:.1f}" y="{sy(v) + 4:.1f}" {fg}>{escape(name)}</text>')
+    for i, (name, pct, dash, _) in enumerate(lines):  # legend in the right margin
+        y = top + 10 + 20 * i
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(
+            f'<line x1="{right + 12}" y1="{y}" x2="{right + 40}" y2="{y}" stroke-width="2"'
+            f'{dash_attr} style="stroke: {COLOURS[pct]}"/>'
+        )
+        out.append(f'<text x="{right + 46}" y="{y + 4}" {fg}>{escape(name)}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
