@@ -141,6 +141,17 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+def float_list(text: str) -> list[float]:
+    """An option's comma list of positive numbers, sorted, each once ("2,4.5,8")."""
+    try:
+        values = sorted({float(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        values = []
+    if not values or values[0] <= 0 or not all(math.isfinite(v) for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive numbers like 2,4.5,8, got {text!r}")
+    return values
+
+
 def resolve_model(model: str, dummy: bool, config: str | None) -> LabModel:
     if dummy or config is not None:
         config = config or "qwen2.5-7b-instruct"

@@ -8,7 +8,8 @@ vllm); a wheel in .cache/wheels/.
 Checked in every labs/**/*.py:
   LLM(...)             keywords of LLM.__init__, and EngineArgs fields (LLM passes **kwargs on)
   SamplingParams(...)  its fields (a msgspec Struct: the class annotations)
-  x.generate(...)      keywords of LLM.generate
+  x.generate(...)      keywords of LLM.generate (engine.generate: AsyncLLM.generate)
+  AsyncEngineArgs(...) its fields (EngineArgs' and its own); AsyncLLM.from_engine_args(...) keywords
   {"prompt_token_ids": ...} and TokensPrompt(...)  keys of the TokensPrompt TypedDict
   x.metrics.<name>     fields of RequestStateStats (RequestOutput.metrics in the V1 engine)
   llm.X, llm_engine.X, vllm_config.X, cache_config.X, scheduler_config.X, model_config.X
@@ -17,6 +18,7 @@ Checked in every labs/**/*.py:
   {"kv_role": ..., ...}  keys of KVTransferConfig; a literal kv_role among its
                        KVRole values, a literal kv_connector among the factory's registered names
   "vllm:<name>"        a metric LLM.get_metrics() reports: a name= in vllm/v1/metrics/loggers.py
+  engine.X             attributes and methods of AsyncLLM (vllm/v1/engine/async_llm.py)
 
   python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
 """
@@ -49,6 +51,7 @@ SOURCES = {
     "kv_transfer": "vllm/config/kv_transfer.py",
     "kv_factory": "vllm/distributed/kv_transfer/kv_connector/factory.py",
     "metric_loggers": "vllm/v1/metrics/loggers.py",
+    "async_llm": "vllm/v1/engine/async_llm.py",
     "version": "vllm/_version.py",
 }
 METRIC = re.compile(r"vllm:[a-z0-9_]+")  # a Prometheus metric name as the labs write it
@@ -128,6 +131,9 @@ class Api:
     kv_roles: frozenset[str] | None = None  # the KVRole literals
     kv_connectors: frozenset[str] | None = None  # names registered with KVConnectorFactory
     metric_names: frozenset[str] | None = None  # name="vllm:..." in loggers.py (None: not read)
+    async_engine_args: frozenset[str] = frozenset()  # empty: no async_llm.py read, unchecked
+    async_generate: frozenset[str] = frozenset()
+    from_engine_args: frozenset[str] = frozenset()
 
 
 # The name a lab gives an object -> (source key, class): `cache_config.block_size` is checked
@@ -140,6 +146,7 @@ OWNERS = {
     "scheduler_config": ("scheduler_config", "SchedulerConfig"),
     "model_config": ("model_config", "ModelConfig"),
     "request_output": ("outputs", "RequestOutput"),
+    "engine": ("async_llm", "AsyncLLM"),
 }
 
 
@@ -153,7 +160,7 @@ def find_class(tree: ast.Module, name: str) -> ast.ClassDef:
 def parameters(cls: ast.ClassDef, method: str) -> tuple[set[str], bool]:
     """Names a method accepts by keyword, and whether it takes **kwargs."""
     for node in cls.body:
-        if isinstance(node, ast.FunctionDef) and node.name == method:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == method:
             args = node.args
             names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} - {"self"}
             names -= {a.arg for a in args.posonlyargs}  # not passable by keyword
@@ -243,6 +250,14 @@ def load_api(source: Path) -> Api:
         sampling_fields = annotated_fields(trees["sampling_params"], sampling)
     tokens = annotated_fields(trees["inputs"], find_class(trees["inputs"], "TokensPrompt"))
     stats = annotated_fields(trees["stats"], find_class(trees["stats"], "RequestStateStats"))
+    async_args, async_generate, from_args = set(), set(), set()
+    if "async_llm" in trees:
+        async_llm = find_class(trees["async_llm"], "AsyncLLM")
+        async_generate, _ = parameters(async_llm, "generate")
+        from_args, _ = parameters(async_llm, "from_engine_args")
+        async_args = annotated_fields(
+            trees["engine_args"], find_class(trees["engine_args"], "AsyncEngineArgs")
+        )
     return Api(
         version=version[1] if version else "unknown",
         llm_init=frozenset(init),
@@ -272,6 +287,9 @@ def load_api(source: Path) -> Api:
         metric_names=frozenset(re.findall(r'name="(vllm:[a-z0-9_]+)"', text["metric_loggers"]))
         if "metric_loggers" in text
         else None,
+        async_engine_args=frozenset(async_args),
+        async_generate=frozenset(async_generate),
+        from_engine_args=frozenset(from_args - {"cls"}),
     )
 
 
@@ -297,6 +315,16 @@ def callee(node: ast.Call) -> str | None:
     return None
 
 
+def owner_is(call: ast.Call, name: str) -> bool:
+    """`name.method(...)`: the call's object is a variable called `name`."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and (func.value.id == name)
+    )
+
+
 def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
     accepted = {
         "LLM": (api.llm_init | api.engine_args, "LLM.__init__ or EngineArgs"),
@@ -304,6 +332,9 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
         "generate": (api.generate, "LLM.generate"),
         "TokensPrompt": (api.tokens_prompt, "TokensPrompt"),
     }
+    if api.async_generate:  # vllm/v1/engine/async_llm.py was read
+        accepted["AsyncEngineArgs"] = (api.async_engine_args, "AsyncEngineArgs")
+        accepted["from_engine_args"] = (api.from_engine_args, "AsyncLLM.from_engine_args")
     problems = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
@@ -319,6 +350,8 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
         name = callee(node) if isinstance(node, ast.Call) else None
         if name in accepted:
             names, where = accepted[name]
+            if name == "generate" and api.async_generate and owner_is(node, "engine"):
+                names, where = api.async_generate, "AsyncLLM.generate"
             for kw in node.keywords:
                 if kw.arg is None:
                     message = f"{name}(**...) cannot be checked: pass keywords by name"

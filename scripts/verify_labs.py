@@ -24,7 +24,11 @@ greedy tokens equal the producer's; on a GPU, the consumer's TTFT at the longest
 chunked_prefill runs
 (labs/chunked_prefill/long_prompt.py): every setting present, every request's exact output
 length and no preemption on any device; on a GPU, every budget with chunking on must give the
-running decodes a shorter worst ITL during the long prefill than chunking off.
+running decodes a shorter worst ITL during the long prefill than chunking off. load_test runs
+(labs/load_testing/poisson_load.py): every rate served its requests with exactly the requested
+tokens, and each rate's summary equals what snippets/latency_metrics/metrics.py computes from the
+recorded chunk times (on any device); on a GPU, p99 TTFT grows from the lowest rate to the highest
+and goodput never exceeds request throughput. Load tests are not compared with a recorded run.
 Exit status 1 when any check fails.
 """
 
@@ -43,6 +47,7 @@ from pathlib import Path
 import jsonschema
 
 import labkit  # the labs' toolkit (labs/labkit.py, installed editable): no vLLM import at load
+from latency_metrics.metrics import StreamedRequest, goodput, percentile, summarize
 
 ROOT = Path(__file__).resolve().parent.parent
 LABS = ROOT / "labs" / "prefill_decode"
@@ -647,6 +652,87 @@ def sweep_claims(doc: dict) -> list[Check]:
     ]
 
 
+def streamed_requests(doc: dict) -> dict[float, list[StreamedRequest]]:
+    """load_test: the recorded requests of each rate, as the metrics module's StreamedRequest."""
+    by_rate: dict[float, list[StreamedRequest]] = defaultdict(list)
+    for m in doc["measurements"]:
+        by_rate[m["rate"]].append(
+            StreamedRequest(
+                m["request"],
+                m["sent_s"],
+                m["prompt_tokens"],
+                tuple(m["chunk_times_s"]),
+                tuple(m["chunk_tokens"]),
+            )
+        )
+    return by_rate
+
+
+def load_summary_problems(rate: float, reqs: list[StreamedRequest], s: dict, slo: dict) -> list:
+    """Where a stored summary differs from the metrics module's figures on the same requests."""
+    want = {
+        "duration_s": summarize(reqs)["duration_s"],
+        "goodput": goodput(reqs, slo),
+        "ttft_p99_s": percentile([r.ttft_s for r in reqs], 99),
+        "e2e_p99_s": percentile([r.e2e_s for r in reqs], 99),
+        "itl_p99_s": percentile([g for r in reqs for g in r.itl_s], 99),
+    }
+    return [
+        f"rate {rate:g}: {key} {s[key]:.6g} but the requests give {value:.6g}"
+        for key, value in want.items()
+        if s[key] is None or abs(s[key] - value) > 1e-9 * max(1.0, abs(value))
+    ]
+
+
+def load_completeness(doc: dict) -> Check:
+    """load_test: each rate served every request, each its exact tokens; summaries recomputed."""
+    p = doc["parameters"]
+    by_rate = streamed_requests(doc)
+    problems = []
+    if sorted(by_rate) != sorted(p["rates"]):
+        problems.append(f"requests recorded for rates {sorted(by_rate)}, asked {p['rates']}")
+    summaries = {s["rate"]: s for s in doc["load_summaries"]}
+    if sorted(summaries) != sorted(p["rates"]):
+        problems.append(f"load_summaries for rates {sorted(summaries)}, asked {p['rates']}")
+    for rate, reqs in by_rate.items():
+        if len(reqs) != p["requests"]:
+            problems.append(f"rate {rate:g}: {len(reqs)} requests, asked {p['requests']}")
+        short = [r.name for r in reqs if r.output_tokens != p["output_tokens"]]
+        if short:
+            problems.append(f"rate {rate:g}: not {p['output_tokens']} tokens: {short[:3]}")
+        if rate in summaries:
+            problems += load_summary_problems(rate, reqs, summaries[rate], p["slo_ms"])
+    if problems:
+        return Check("FAIL", "completeness", "; ".join(problems[:5]))
+    return Check(
+        "PASS",
+        "completeness",
+        f"{p['requests']} requests at each of {len(p['rates'])} rates, {p['output_tokens']} "
+        "tokens each; summaries equal latency_metrics.metrics on the recorded chunk times",
+    )
+
+
+def load_claims(doc: dict) -> list[Check]:
+    """Tail latency grows with load; goodput counts a subset of the completed requests."""
+    rows = sorted(doc["load_summaries"], key=lambda s: s["rate"])
+    over = [f"{s['rate']:g}" for s in rows if s["goodput"] > s["request_throughput"] + 1e-12]
+    bounded = Check(
+        "FAIL" if over else "PASS",
+        "goodput <= request throughput",
+        f"exceeded at rates {', '.join(over)}" if over else f"at all {len(rows)} rates",
+    )
+    if len(rows) < 2:
+        return [bounded, Check("SKIP", "p99 TTFT grows with rate", "needs two rates")]
+    low, high = rows[0], rows[-1]
+    grows = Check(
+        "PASS" if high["ttft_p99_s"] > low["ttft_p99_s"] else "FAIL",
+        "p99 TTFT grows with rate",
+        f"{ms(low['ttft_p99_s'])} at {low['rate']:g} req/s, "
+        f"{ms(high['ttft_p99_s'])} at {high['rate']:g} req/s",
+    )
+    return [grows, bounded]
+
+
 # ---------------------------------------------------------------- against a recorded run
 
 
@@ -775,6 +861,12 @@ def checks_for(doc: object, runs: list[tuple[Path, dict]], tolerance: float) -> 
             reason = "CPU run: its TTFT says nothing about a GPU's prefill"
             return [*checks, Check("SKIP", "timing claims", reason)]
         return [*checks, prefix_ttft_claim(doc)]
+    if doc["lab"] == "load_test":
+        checks.append(load_completeness(doc))
+        if doc["device"]["kind"] != "cuda":
+            reason = "CPU run: its latencies say nothing about a GPU under load"
+            return [*checks, Check("SKIP", "timing claims", reason)]
+        return [*checks, *load_claims(doc)]
     checks.append(completeness(doc))
     if doc["device"]["kind"] != "cuda":
         reason = (

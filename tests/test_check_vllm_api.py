@@ -340,3 +340,34 @@ def test_the_real_release_knows_the_connector_lab_config(real_source):
     assert api.kv_roles == {"kv_producer", "kv_consumer", "kv_both"}
     assert {"ExampleConnector", "NixlConnector"} <= api.kv_connectors
     assert "kv_transfer_config" in api.engine_args
+
+
+def test_the_real_release_has_what_the_load_test_lab_uses(real_source):
+    api = check_vllm_api.load_api(real_source)
+    assert {"model", "max_model_len", "kv_cache_memory_bytes"} <= api.async_engine_args
+    assert "enable_log_requests" in api.async_engine_args  # AsyncEngineArgs' own field
+    assert {"request_id", "priority"} <= api.async_generate
+    assert "request_id" not in api.generate  # LLM.generate has none: the two are told apart
+    assert "engine_args" in api.from_engine_args
+    assert {"generate", "shutdown", "model_config"} <= api.members["engine"]
+    assert "output_kind" in api.sampling_params
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("args = AsyncEngineArgs(model='x', invented_flag=1)",
+         "AsyncEngineArgs() keyword 'invented_flag' is not accepted by AsyncEngineArgs"),
+        ("stream = engine.generate(p, s, request_id='r', use_tqdm=False)",
+         "generate() keyword 'use_tqdm' is not accepted by AsyncLLM.generate"),
+        ("engine = AsyncLLM.from_engine_args(engine_args=a, invented=1)",
+         "from_engine_args() keyword 'invented' is not accepted by AsyncLLM.from_engine_args"),
+        ("n = engine.model_confg", "engine.model_confg: AsyncLLM has no 'model_confg'"),
+    ],
+)  # fmt: skip
+def test_the_real_release_catches_async_engine_mistakes(
+    real_source, tmp_path, capsys, line, expected
+):
+    path = lab_file(tmp_path, f"engine = a = p = s = None\n{line}\n")
+    assert check_vllm_api.main(["--vllm-src", str(real_source), str(path)]) == 1
+    assert f"{path}:2: {expected}" in capsys.readouterr().out

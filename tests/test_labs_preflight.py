@@ -481,3 +481,10 @@ def test_run_children_runs_one_process_per_key_and_returns_their_documents(tmp_p
     assert docs == [{"size": "7", "key": "1:on"}, {"size": "7", "key": "8:off"}]
     with pytest.raises(SystemExit, match=r"child\.py: the run with budget bad failed"):
         common.run_children(str(script), [], ["1:on", "bad"], "budget")
+
+
+def test_comma_lists_of_positive_numbers_are_parsed_once_each_in_order():
+    assert common.float_list("8,2.5,2.5,1") == [1.0, 2.5, 8.0]
+    for bad in ("", "0,4", "a,b", "-1", "inf", "nan"):
+        with pytest.raises(argparse.ArgumentTypeError, match="positive numbers"):
+            common.float_list(bad)
