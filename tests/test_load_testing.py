@@ -11,6 +11,7 @@ import pytest
 
 from conftest import ROOT
 from continuous_batching import simulate as sim
+from lab_docs import QWEN_AWQ, RTX_4090, TEST_CPU, results_doc
 from latency_metrics.metrics import StreamedRequest, goodput, meets_slos, percentile
 from load_testing import arrivals, chart, cost, sweep
 from load_testing.values import values
@@ -218,25 +219,17 @@ def synthetic_doc(kind: str = "cuda") -> dict:
              "chunk_tokens": list(r.chunk_tokens)}
             for r in reqs
         ]  # fmt: skip
-    return {
-        "schema_version": 1,
-        "lab": "load_test",
-        "date": "2026-11-30T12:00:00Z",
-        "device": {"kind": kind, "name": "NVIDIA GeForce RTX 4090", "slug": "rtx_4090",
-                   "memory_bytes": 25_757_220_864, "driver": "570.0", "cuda": "12.8"},
-        "software": {"python": "3.11.9", "torch": "2.11.0", "vllm": "0.26.0",
-                     "vllm_distribution": "vllm"},
-        "model": {"id": "Qwen/Qwen2.5-7B-Instruct-AWQ", "load_format": "auto",
-                  "dtype": "float16", "quantization": "awq_marlin", "vocab_size": 152064,
-                  "num_parameters": None, "embedding_parameters": None, "weight_bytes": None,
-                  "kv_bytes_per_token": 57344},
-        "parameters": {"max_model_len": 20, "enable_prefix_caching": False,
-                       "gpu_memory_utilization": 0.92, "seed": 0, "warmup": 1,
-                       "rates": [2.0, 8.0], "burstiness": 1.0, "requests": 4,
-                       "prompt_tokens": 16, "output_tokens": 4, "slo_ms": slo},
-        "measurements": rows,
-        "load_summaries": summaries,
-    }  # fmt: skip
+    parameters = {"max_model_len": 20, "enable_prefix_caching": False, "warmup": 1,
+                  "rates": [2.0, 8.0], "burstiness": 1.0, "requests": 4,
+                  "prompt_tokens": 16, "output_tokens": 4, "slo_ms": slo}  # fmt: skip
+    return results_doc(
+        "load_test",
+        parameters,
+        rows,
+        device=RTX_4090 if kind == "cuda" else TEST_CPU,
+        model=QWEN_AWQ | {"quantization": "awq_marlin"},
+        load_summaries=summaries,
+    )
 
 
 def statuses(doc: dict) -> dict[str, str]:
