@@ -27,7 +27,7 @@ from serve_site import DEFAULT_SITE_URL, page_paths
 LANGS = {"zh": "", "en": "en/"}  # language -> where its pages live
 REPO_URL = "https://github.com/example/llm-inference-course"  # mkdocs.yml's default repo_url
 MERMAID = "javascripts/mermaid-esm.mjs"
-MATHJAX_SCRIPT = re.compile(r"<script[^>]*mathjax", re.IGNORECASE)
+MATHJAX_SCRIPT = re.compile(r"<script[^>]*src=\"[^\"]*mathjax", re.IGNORECASE)
 FORMULA = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
 SVG_FORMULA = re.compile(
     r'<mjx-container class="MathJax" jax="SVG"[^>]*><svg .*<mjx-assistive-mml[^>]*><math ',

@@ -20,6 +20,8 @@ MERMAID_IN_HTML = re.compile(r'<(?:pre|div) class="[^"]*\bmermaid\b')
 # Where sideways scrolling is expected on a phone: code, tables, wide formulas and diagrams.
 SCROLLS_INSIDE = "pre, table, .highlight, .md-typeset__scrollwrap, .arithmatex, .mermaid"
 
+LAY_OUT_EVERYTHING = ".md-typeset > * { content-visibility: visible !important; }"
+
 DOM_JS = """() => {
   const formulas = [...document.querySelectorAll(".arithmatex")];
   const visible = [...document.querySelectorAll("pre")].filter(p => p.checkVisibility());
@@ -141,6 +143,9 @@ def visit(browser: Browser, url: str, axe_source: str | None = None) -> PageRepo
         report.mermaid_in_html = len(MERMAID_IN_HTML.findall(html))
         if page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS) is None:
             report.problems.append(f"math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
+        # extra.css lets the browser skip laying out blocks far from the viewport until the
+        # reader scrolls near them; the checks below read every block as the reader then sees it
+        page.add_style_tag(content=LAY_OUT_EVERYTHING)
         _read_dom(page, report)
         _read_mermaid_shadow_roots(page, report)
         if axe_source is not None:
