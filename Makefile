@@ -13,7 +13,8 @@ export TMPDIR ?= /tmp
 .PHONY: serve build test lint assets lock snapshots clean help labs-env labs-lock labs-smoke screenshots
 
 help:
-	@echo "make serve   install what is missing, then serve the site with live reload (http://127.0.0.1:8000/)"
+	@echo "make serve   install what is missing, then serve the site with live reload (http://127.0.0.1:8000/);"
+	@echo "             Chinese only by default: SERVE_LANG=en for English, SERVE_LANG= for both"
 	@echo "make test    install, build strictly, run every test"
 	@echo "make build   strict build into site/"
 	@echo "make screenshots  full-page PNGs of every page, 1280 px and 390 px wide, into screenshots/"
@@ -44,8 +45,11 @@ docs/assets/vendor/.copied: node_modules/.package-lock.json scripts/vendor_asset
 
 assets: docs/assets/vendor/.copied
 
+# One language per `make serve` (a save then rebuilds half the work); SERVE_LANG=en for English,
+# SERVE_LANG= for both (the language switcher then works). See README, "Build and make serve".
+SERVE_LANG ?= zh
 serve: $(BIN)/.installed assets
-	$(BIN)/mkdocs serve --strict --livereload
+	$(if $(SERVE_LANG),COURSE_ONLY_LANG=$(SERVE_LANG)) $(BIN)/mkdocs serve --strict --livereload
 
 build: $(BIN)/.installed assets
 	$(BIN)/mkdocs build --strict --clean

@@ -7,11 +7,13 @@
    blocks render as plain code; mkdocs-jupyter with `execute: false`; not --strict, since links
    to anchors that executed output defines break): on / off as a ratio, and the share of the
    build that executing blocks and notebooks takes.
-3. `mkdocs serve --strict --livereload` (what `make serve` runs): append a print to a snippet that
-   an executed block includes, then time until the served page shows the new output and until
-   MkDocs tells the browser to reload; median of --edits edits. MkDocs' log lines split each
-   rebuild into its parts: waiting for the edits to settle, the default language, the others
-   (static-i18n builds them one after the other, in the same rebuild).
+3. `mkdocs serve --strict --livereload` (what `make serve` runs, with its SERVE_LANG: one
+   language, zh, unless --serve-lang says otherwise; --serve-lang "" builds both): append a
+   print to a snippet that an executed block includes, then time until the served page shows
+   the new output and until MkDocs tells the browser to reload; median of --edits edits.
+   MkDocs' log lines split each rebuild into its parts: waiting for the edits to settle, the
+   default language, the others (static-i18n builds them one after the other, in the same
+   rebuild).
 
 Prints a Markdown table; nothing is timed by a test. The snippet is restored afterwards.
 """
@@ -163,14 +165,15 @@ class Edit:
     other_langs_s: float  # -> the rebuild is done
 
 
-def serve_edits(edits: int) -> list[Edit]:
+def serve_edits(edits: int, lang: str) -> list[Edit]:
+    """`lang`: the one language `make serve` builds (COURSE_ONLY_LANG, mkdocs.yml); "" for both."""
     target = find_target()
     original = target.snippet.read_text(encoding="utf-8")
     port = free_port()
     proc = subprocess.Popen(
         [*MKDOCS, "serve", "--strict", "--livereload", "-a", f"127.0.0.1:{port}"],
         cwd=ROOT,
-        env=ENV,
+        env={**ENV, "COURSE_ONLY_LANG": lang} if lang else ENV,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -212,6 +215,12 @@ def main() -> None:
     parser.add_argument(
         "--edits", type=int, default=5, help="snippet edits under serve (default 5)"
     )
+    parser.add_argument(
+        "--serve-lang",
+        default="zh",
+        help='the language `make serve` builds (default zh, as SERVE_LANG); "" for both',
+    )
+    parser.add_argument("--serve-only", action="store_true", help="skip the cold builds")
     args = parser.parse_args()
     if (
         shutil.which("git")
@@ -228,11 +237,12 @@ def main() -> None:
             # not strict: links to anchors that executed output defines break without it
             return statistics.median(timed_build(config, strict=False) for _ in range(args.runs))
 
-    on = build({})
-    off = build(BLOCKS_OFF | NOTEBOOKS_OFF)
-    no_blocks = build(BLOCKS_OFF)
-    no_notebooks = build(NOTEBOOKS_OFF)
-    edits = serve_edits(args.edits)
+    if not args.serve_only:
+        on = build({})
+        off = build(BLOCKS_OFF | NOTEBOOKS_OFF)
+        no_blocks = build(BLOCKS_OFF)
+        no_notebooks = build(NOTEBOOKS_OFF)
+    edits = serve_edits(args.edits, args.serve_lang)
 
     def median(field: str) -> float:
         return statistics.median(getattr(e, field) for e in edits)
@@ -243,6 +253,22 @@ def main() -> None:
     )
     print("| measure | seconds | ratio |")
     print("|---|--:|--:|")
+    if not args.serve_only:
+        print_builds(on, off, no_blocks, no_notebooks)
+    languages = f"{args.serve_lang} only" if args.serve_lang else "both languages"
+    print(
+        f"| `make serve` ({languages}): snippet edit → served page shows it "
+        f"| {median('visible_s'):.1f} | ÷ 2 s target {median('visible_s') / 2:.2f} |"
+    )
+    print(f"| `make serve`: snippet edit → browser reload | {median('reload_s'):.1f} | |")
+    if not args.serve_lang:  # with one language the log lines below do not split the rebuild
+        print(f"|   of which: waiting for edits to settle | {median('settle_s'):.1f} | |")
+        print(f"|   of which: first language (zh) | {median('default_lang_s'):.1f} | |")
+        other = median("other_langs_s")
+        print(f"|   of which: second language (en), static-i18n | {other:.1f} | |")
+
+
+def print_builds(on: float, off: float, no_blocks: float, no_notebooks: float) -> None:
     print(f"| cold `mkdocs build --strict`, both languages | {on:.1f} | |")
     print(f"| same, execution off (blocks and notebooks) | {off:.1f} | on/off {on / off:.2f} |")
     print(f"| share of the build spent executing | | {(on - off) / on:.0%} |")
@@ -254,14 +280,6 @@ def main() -> None:
         f"|   of which: notebooks (mkdocs-jupyter) | {on - no_notebooks:.1f} | "
         f"{(on - no_notebooks) / on:.0%} |"
     )
-    print(
-        f"| `make serve`: snippet edit → served page shows it | {median('visible_s'):.1f} | "
-        f"÷ 2 s target {median('visible_s') / 2:.2f} |"
-    )
-    print(f"| `make serve`: snippet edit → browser reload | {median('reload_s'):.1f} | |")
-    print(f"|   of which: waiting for edits to settle | {median('settle_s'):.1f} | |")
-    print(f"|   of which: first language (zh) | {median('default_lang_s'):.1f} | |")
-    print(f"|   of which: second language (en), static-i18n | {median('other_langs_s'):.1f} | |")
 
 
 if __name__ == "__main__":

@@ -26,12 +26,15 @@ ROOT = Path(__file__).resolve().parent.parent
 RENDER_TIMEOUT_MS = 60_000
 
 
-ENGINE_SCRIPT = re.compile(r'<script src="[^"]*(?:mathjax|mermaid)[^"]*"')
+# a formula or a diagram (drawn at build time, ADR-0013, or left to the browser's engine)
+MATH_OR_DIAGRAM = re.compile(
+    r'<script src="[^"]*(?:mathjax|mermaid)[^"]*"|class="arithmatex"|<(?:pre|div) class="mermaid"'
+)
 
 
 def is_plain(site: Path, path: str) -> bool:
-    """A page that loads no math or diagram engine (scripts/hooks/page_assets.py decides)."""
-    return not ENGINE_SCRIPT.search((site / path / "index.html").read_text(encoding="utf-8"))
+    """A page with no formula and no diagram."""
+    return not MATH_OR_DIAGRAM.search((site / path / "index.html").read_text(encoding="utf-8"))
 
 
 # What the floor refuses: everything of ours (Material's own assets stay: assets/stylesheets/,

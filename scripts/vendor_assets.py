@@ -1,7 +1,8 @@
 """Copy browser assets installed by `npm ci` into docs/assets/vendor/ (git-ignored).
 
-The site serves MathJax, its font, Mermaid and Pyodide itself, so a reader's browser never calls
-a CDN.
+The site serves Mermaid and Pyodide itself, so a reader's browser never calls a CDN. MathJax runs
+at build time only (scripts/tex2svg.mjs, straight from node_modules/): pages carry SVG formulas
+and load no MathJax file, so none is copied (docs/adr/0013).
 Versions come from package-lock.json; nothing here is committed.
 """
 
@@ -26,18 +27,19 @@ ASSETS: dict[str, str] = {
     # (the classic mermaid.min.js is 3.4 MB of every diagram type, parsed on every load)
     "mermaid/mermaid.esm.min.mjs": "mermaid/dist/mermaid.esm.min.mjs",
     "mermaid/chunks/mermaid.esm.min": "mermaid/dist/chunks/mermaid.esm.min",
-    "mathjax": "mathjax",
-    # MathJax looks up fonts at <loader.paths.fonts>/mathjax-newcm-font/
-    "mathjax-fonts/mathjax-newcm-font/chtml.js": "@mathjax/mathjax-newcm-font/chtml.js",
-    "mathjax-fonts/mathjax-newcm-font/chtml": "@mathjax/mathjax-newcm-font/chtml",
     # Pyodide's core (no packages), loaded only when a reader clicks "Run in browser" (ADR 0011)
     **{f"pyodide/{name}": f"pyodide/{name}" for name in PYODIDE_FILES},
 }
-# Node-only entry points and sources MathJax never loads in a browser.
-SKIP = shutil.ignore_patterns("node-main*", "*.cjs", "*.mjs", "*.md", "*.ts", "require.mjs")
-SKIP_MAPS = shutil.ignore_patterns(
-    "*.map"
-)  # Mermaid's chunks are .mjs; their source maps are not needed
+SKIP_MAPS = shutil.ignore_patterns("*.map")  # Mermaid's chunks need no source maps
+
+
+def remove_stale() -> list[Path]:
+    """Folders an earlier version of this script copied (e.g. mathjax/): not served any more."""
+    keep = {dest.split("/")[0] for dest in ASSETS}
+    stale = [p for p in VENDOR.glob("*") if p.is_dir() and p.name not in keep]
+    for path in stale:
+        shutil.rmtree(path)
+    return stale
 
 
 def copy_assets() -> list[Path]:
@@ -51,9 +53,7 @@ def copy_assets() -> list[Path]:
             shutil.rmtree(target) if target.is_dir() else target.unlink()
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
-            shutil.copytree(
-                source, target, ignore=SKIP_MAPS if dest.startswith("mermaid") else SKIP
-            )
+            shutil.copytree(source, target, ignore=SKIP_MAPS)
         else:
             shutil.copy2(source, target)
         copied.append(target)
@@ -61,5 +61,7 @@ def copy_assets() -> list[Path]:
 
 
 if __name__ == "__main__":
+    for path in remove_stale():
+        print(f"removed {path.relative_to(ROOT)}")
     for path in copy_assets():
         print(f"vendored {path.relative_to(ROOT)}")

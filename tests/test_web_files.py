@@ -1,4 +1,5 @@
-"""What the web and its tools read besides the page text: per-page engines, per-language search
+"""What the web and its tools read besides the page text: formulas and diagrams drawn at build
+time, per-page engines, per-language search
 indexes, edit links, hreflang alternates, the localized 404, llms.txt, Markdown copies and
 CITATION.cff.
 
@@ -18,14 +19,22 @@ from markdown_exec._internal.formatters.python import _run_python  # what the bu
 
 from conftest import DOCS, ROOT
 from markdown_source import expand_snippets, read_page
+from mermaid_svg import CHROMIUM
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from serve_site import DEFAULT_SITE_URL, page_paths
 
 LANGS = {"zh": "", "en": "en/"}  # language -> where its pages live
 REPO_URL = "https://github.com/example/llm-inference-course"  # mkdocs.yml's default repo_url
-MATHJAX = "assets/vendor/mathjax/startup.js"
 MERMAID = "javascripts/mermaid-esm.mjs"
+MATHJAX_SCRIPT = re.compile(r"<script[^>]*src=\"[^\"]*mathjax", re.IGNORECASE)
+FORMULA = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
+SVG_FORMULA = re.compile(
+    r'<mjx-container class="MathJax" jax="SVG"[^>]*><svg .*<mjx-assistive-mml[^>]*><math ',
+    re.DOTALL,
+)
+DRAWN_DIAGRAM = '<div class="mermaid"><template shadowrootmode="open"><svg '
+LEFT_DIAGRAM = '<pre class="mermaid">'
 CODE = re.compile(r"^(```|~~~).*?^\1\s*$|(`+)[^`\n].*?\2", re.MULTILINE | re.DOTALL)
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
 
@@ -65,26 +74,51 @@ def notebook_has_tex(source: Path) -> bool:
     return bool(re.search(r"\$[^$\s][^$]*\$", text))
 
 
-def test_mathjax_and_mermaid_load_only_where_the_page_uses_them(pages):
+def uses_math_and_diagrams(path: str) -> tuple[bool, int]:
+    """Whether a page's source has math, and how many Mermaid diagrams."""
+    source = source_of(path)
+    if source.suffix == ".ipynb":
+        return notebook_has_tex(source), 0
+    parsed = read_page(source)
+    prose = CODE.sub("", "\n".join(parsed.prose))
+    math = bool(re.search(r"\$\$|\\\(|(?<![\\$])\$[^$\s`][^$`]*\$", prose))
+    return math, parsed.mermaid_diagrams
+
+
+def test_formulas_are_svg_from_the_build_and_no_page_loads_mathjax(pages):
     found = []
     for path, html in pages.items():
-        source = source_of(path)
-        if source.suffix == ".ipynb":
-            math, diagrams = notebook_has_tex(source), False
-        else:
-            parsed = read_page(source)
-            prose = "\n".join(parsed.prose)
-            math = bool(re.search(r"\$\$|\\\(|(?<![\\$])\$[^$\s`][^$`]*\$", CODE.sub("", prose)))
-            diagrams = parsed.mermaid_diagrams > 0
-        for engine, used in ((MATHJAX, math), (MERMAID, diagrams)):
-            if (engine in html) != used:
-                found.append(
-                    f"{path}: {'uses' if used else 'does not use'} {engine}, loads it: "
-                    f"{engine in html}"
-                )
+        math, _ = uses_math_and_diagrams(path)
+        formulas = [body for _, body in FORMULA.findall(html)]
+        if bool(formulas) != math:
+            found.append(f"{path}: math in the source: {math}, formulas: {len(formulas)}")
+        found += [
+            f"{path}: not typeset at build time (SVG + assistive MathML): {body[:60]!r}"
+            for body in formulas
+            if not SVG_FORMULA.match(body)
+        ]
+        if MATHJAX_SCRIPT.search(html):
+            found.append(f"{path}: loads MathJax")
+        if formulas and 'id="mathjax-svg-styles"' not in html:
+            found.append(f"{path}: formulas without MathJax's stylesheet")
     assert not found, "\n".join(found)
-    assert any(MERMAID in h for h in pages.values()) and any(MATHJAX in h for h in pages.values())
-    assert any(MERMAID not in h and MATHJAX not in h for h in pages.values()), "no plain page"
+    assert any(FORMULA.search(h) for h in pages.values()), "no page has math"
+
+
+def test_diagrams_are_drawn_at_build_time_and_mermaid_loads_only_where_one_is_not(pages):
+    """With Chromium every diagram is an SVG from the build and no page loads Mermaid; without
+    it (an author's machine) the diagrams stay for the browser, with Mermaid's script."""
+    found = []
+    for path, html in pages.items():
+        _, diagrams = uses_math_and_diagrams(path)
+        drawn, left = html.count(DRAWN_DIAGRAM), html.count(LEFT_DIAGRAM)
+        expected = (diagrams, 0) if CHROMIUM.exists() else (0, diagrams)
+        if (drawn, left) != expected:
+            found.append(f"{path}: {diagrams} diagrams, {drawn} drawn, {left} left to the browser")
+        if (MERMAID in html) != bool(left):
+            found.append(f"{path}: {left} diagrams left to the browser, loads Mermaid: {not left}")
+    assert not found, "\n".join(found)
+    assert any(DRAWN_DIAGRAM in h or LEFT_DIAGRAM in h for h in pages.values()), "no diagram"
 
 
 def test_the_search_index_is_split_by_language(built_site):

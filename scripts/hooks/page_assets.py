@@ -1,9 +1,10 @@
 """MkDocs hook: a page loads what it uses, and nothing else (docs/adr/0012).
 
-- MathJax only on a page with math (pymdownx.arithmatex output, or TeX in a notebook's Markdown);
-  Mermaid only on a page with a `<pre class="mermaid">`. Decided from each page's HTML at build
-  time, so a new page needs no registration. The engines stay listed in `extra_javascript`
-  (local_assets.py checks they exist); this hook drops their <script> tags where unused.
+- Mermaid only on a page that still has a `<pre class="mermaid">` (mermaid_svg.py draws the
+  diagrams at build time when Chromium is there; ADR-0013). Decided from each page's HTML at
+  build time, so a new page needs no registration. The engine stays listed in
+  `extra_javascript` (local_assets.py checks it exists); this hook drops its <script> tag where
+  unused. Formulas need no engine at all: math_svg.py typesets them at build time.
 - Search: one index per language (search/search_index.json for the default language,
   <lang>/search/search_index.json for the others), split from static-i18n's merged index, and
   javascripts/requests-on-demand.js, put before Material's bundle, fetches the page language's
@@ -22,19 +23,12 @@ from mkdocs.structure.pages import Page
 
 # engine -> its extra_javascript entries, in the order mkdocs.yml lists them
 ENGINES: dict[str, tuple[str, ...]] = {
-    "mathjax": ("javascripts/mathjax-config.js", "assets/vendor/mathjax/startup.js"),
     "mermaid": ("javascripts/mermaid-esm.mjs",),
 }
 ON_DEMAND_JS = "javascripts/requests-on-demand.js"
 SEARCH_INDEX = "search/search_index.json"
 
-ARITHMATEX = re.compile(r'<(?:div|span) class="arithmatex"')
 MERMAID = re.compile(r'<pre class="[^"]*\bmermaid\b')
-# nbconvert's rendered Markdown cells; MathJax typesets TeX in them (javascripts/mathjax-config.js)
-NOTEBOOK_MARKDOWN = re.compile(
-    r'<div class="[^"]*\bjp-RenderedMarkdown\b[^"]*"[^>]*>(.*?)</div>\s*</div>', re.DOTALL
-)
-TEX = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$[^$\s][^$]*?\$|\\\(.+?\\\)|\\\[.+?\\\]", re.DOTALL)
 BUNDLE = re.compile(r'<script src="(?P<root>[^"]*?)assets/javascripts/bundle\.[0-9a-f]+\.min\.js">')
 
 
@@ -51,8 +45,6 @@ class Languages:
 def engines_used(html: str) -> set[str]:
     """The engines a page's HTML needs."""
     used = set()
-    if ARITHMATEX.search(html) or any(TEX.search(m) for m in NOTEBOOK_MARKDOWN.findall(html)):
-        used.add("mathjax")
     if MERMAID.search(html):
         used.add("mermaid")
     return used

@@ -14,9 +14,13 @@ RENDER_TIMEOUT_MS = 20_000
 DEFAULT_LANG = "zh"  # served at the site root
 OTHER_LANGS = ("en",)  # served under /<lang>/
 LOCAL_SCHEMES = {"data", "blob", "about"}
-MERMAID_PRE = re.compile(r'<pre class="[^"]*\bmermaid\b')  # pymdownx.superfences' diagrams
+# diagrams in the served HTML: drawn at build time (div.mermaid with a declarative shadow root,
+# scripts/hooks/mermaid_svg.py) or left to the browser (pymdownx.superfences' <pre class="mermaid">)
+MERMAID_IN_HTML = re.compile(r'<(?:pre|div) class="[^"]*\bmermaid\b')
 # Where sideways scrolling is expected on a phone: code, tables, wide formulas and diagrams.
 SCROLLS_INSIDE = "pre, table, .highlight, .md-typeset__scrollwrap, .arithmatex, .mermaid"
+
+LAY_OUT_EVERYTHING = ".md-typeset > * { content-visibility: visible !important; }"
 
 DOM_JS = """() => {
   const formulas = [...document.querySelectorAll(".arithmatex")];
@@ -91,7 +95,7 @@ class PageReport:
     formulas: int = 0  # .arithmatex elements, one formula each
     unrendered_formulas: list[str] = field(default_factory=list)
     math_errors: list[str] = field(default_factory=list)
-    mermaid_in_html: int = 0  # <pre class="mermaid"> in the served HTML
+    mermaid_in_html: int = 0  # diagrams in the served HTML, drawn or not
     mermaid_left: int = 0  # <pre class="mermaid"> still in the DOM after rendering
     mermaid_svgs: int = 0  # div.mermaid whose (closed) shadow root holds an <svg>
     mermaid_errors: int = 0  # Mermaid's "Syntax error" diagrams
@@ -136,9 +140,12 @@ def visit(browser: Browser, url: str, axe_source: str | None = None) -> PageRepo
     try:
         response = page.goto(url)
         html = response.text() if response else ""
-        report.mermaid_in_html = len(MERMAID_PRE.findall(html))
+        report.mermaid_in_html = len(MERMAID_IN_HTML.findall(html))
         if page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS) is None:
             report.problems.append(f"math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
+        # extra.css lets the browser skip laying out blocks far from the viewport until the
+        # reader scrolls near them; the checks below read every block as the reader then sees it
+        page.add_style_tag(content=LAY_OUT_EVERYTHING)
         _read_dom(page, report)
         _read_mermaid_shadow_roots(page, report)
         if axe_source is not None:
@@ -171,7 +178,8 @@ def _read_dom(page: Page, report: PageReport) -> None:
 
 
 def _read_mermaid_shadow_roots(page: Page, report: PageReport) -> None:
-    """Mermaid's SVG sits in a closed shadow root: only CDP's pierced DOM shows it."""
+    """Mermaid's SVG sits in a shadow root (closed when Material draws it in the browser): only
+    CDP's pierced DOM shows it."""
     cdp = page.context.new_cdp_session(page)
     root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
     cdp.detach()

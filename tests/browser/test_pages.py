@@ -26,9 +26,7 @@ from .pagecheck import (
 )
 
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
-SPEECH = re.compile(
-    r"/mathjax/(sre/|a11y/(sre|speech|semantic-enrich)\.js)"
-)  # the speech-rule engine
+MATHJAX = re.compile(r"/mathjax")  # formulas are SVG from the build (ADR-0013)
 
 
 def offenders(
@@ -60,12 +58,12 @@ def test_no_console_error_and_no_uncaught_exception(reports):
     assert_none("errors in the browser console", found)
 
 
-def test_no_page_loads_the_speech_rule_engine_or_the_search_index(reports):
-    """MathJax's speech-rule engine (~1 MiB) only if a reader turns speech on in MathJax's menu;
-    the search index only once the reader turns to the search box (tests/browser/test_search.py)."""
+def test_no_page_loads_mathjax_or_the_search_index(reports):
+    """MathJax runs at build time only (ADR-0013); the search index loads only once the reader
+    turns to the search box (tests/browser/test_search.py)."""
 
     def eager(r: PageReport) -> list[str]:
-        return [u for u in r.requests if SPEECH.search(u) or "search_index.json" in u]
+        return [u for u in r.requests if MATHJAX.search(u) or "search_index.json" in u]
 
     assert_none("requests made before any interaction", offenders(reports, eager))
 
