@@ -3,7 +3,8 @@ caching, KV connector).
 
   python scripts/verify_labs.py FILE...          check results files written by the labs
   python scripts/verify_labs.py --run [--lab-args="--dummy"] [--sweep-args="--repeats 5"]
-                                                 run phases.py and sweep.py first (this Python)
+                                     run every lab first (this Python): labs/<slug>/*.py of each
+                                     lesson in docs/lessons.yml, in reading order
 Write --lab-args=VALUE with "=": a separate value that starts with "-" is taken for an option.
 
 Every file: valid against labs/results/schema.json, and complete (every requested call present,
@@ -50,7 +51,6 @@ import labkit  # the labs' toolkit (labs/labkit.py, installed editable): no vLLM
 from latency_metrics.metrics import StreamedRequest, goodput, percentile, summarize
 
 ROOT = Path(__file__).resolve().parent.parent
-LABS = ROOT / "labs" / "prefill_decode"
 RESULTS = ROOT / "labs" / "results"
 SCHEMA = RESULTS / "schema.json"
 
@@ -904,15 +904,27 @@ def describe(path: Path) -> str:
         return "unreadable"
 
 
+def lab_scripts(manifest: Path = ROOT / "docs" / "lessons.yml") -> list[str]:
+    """Every lab, as "<slug>/<name>": labs/<slug>/*.py of each lesson in the manifest, in order."""
+    import yaml  # pyyaml: in the site's lock, and a dependency of vLLM in the labs' environment
+
+    lessons = yaml.safe_load(manifest.read_text(encoding="utf-8"))["lessons"]
+    return [
+        f"{lesson['slug']}/{script.stem}"
+        for lesson in lessons
+        for script in sorted((ROOT / "labs" / lesson["slug"]).glob("*.py"))
+    ]
+
+
 def run_labs(python: str, lab_args: dict[str, list[str]], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     outs = []
     for lab, args in lab_args.items():
-        out = out_dir / f"{lab}.json"
-        cmd = [python, str(LABS / f"{lab}.py"), *args, "--out", str(out)]
+        out = out_dir / f"{lab.replace('/', '-')}.json"
+        cmd = [python, str(ROOT / "labs" / f"{lab}.py"), *args, "--out", str(out)]
         print("$", shlex.join(cmd), flush=True)
         if subprocess.run(cmd, cwd=ROOT).returncode != 0:
-            sys.exit(f"verify_labs: {lab}.py failed (see its output above)")
+            sys.exit(f"verify_labs: labs/{lab}.py failed (see its output above)")
         outs.append(out)
     return outs
 
@@ -920,9 +932,9 @@ def run_labs(python: str, lab_args: dict[str, list[str]], out_dir: Path) -> list
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, help="results JSON files to check")
-    parser.add_argument("--run", action="store_true", help="run phases.py and sweep.py first")
+    parser.add_argument("--run", action="store_true", help="run every lab first")
     parser.add_argument(
-        "--lab-args", default="", help='extra arguments for both labs (--run): --lab-args="--dummy"'
+        "--lab-args", default="", help='extra arguments for every lab (--run): --lab-args="--dummy"'
     )
     parser.add_argument(
         "--sweep-args", default="", help='extra arguments for sweep.py: --sweep-args="--repeats 5"'
@@ -937,9 +949,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def lab_arguments(opts: argparse.Namespace) -> dict[str, list[str]]:
-    """Each lab's extra command-line arguments under --run."""
-    both = shlex.split(opts.lab_args)
-    return {"phases": both, "sweep": both + shlex.split(opts.sweep_args)}
+    """Each lab's extra command-line arguments under --run ("<slug>/<name>" -> arguments)."""
+    common = shlex.split(opts.lab_args)
+    sweep = shlex.split(opts.sweep_args)
+    return {lab: common + (sweep if lab == "prefill_decode/sweep" else []) for lab in lab_scripts()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import COURSE, ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
@@ -127,7 +127,7 @@ def lab_arguments(argv: list[str]) -> dict[str, list[str]]:
         ("--dummy --config tiny", ["--dummy", "--config", "tiny"]),
     ],
 )
-def test_the_workflows_lab_args_reach_both_labs(tmp_path, lab_args, expected):
+def test_the_workflows_lab_args_reach_every_lab(tmp_path, lab_args, expected):
     # the step's own command line, through bash, with a Python that records its arguments
     argv_file = tmp_path / "argv.json"
     recorder = (
@@ -140,7 +140,7 @@ def test_the_workflows_lab_args_reach_both_labs(tmp_path, lab_args, expected):
     assert proc.returncode == 0, proc.stderr
     script, *argv = json.loads(argv_file.read_text())
     assert script == "scripts/verify_labs.py"
-    assert lab_arguments(argv) == {"phases": expected, "sweep": expected}
+    assert lab_arguments(argv) == dict.fromkeys(verify_labs.lab_scripts(), expected)
 
 
 def documented_commands() -> list[tuple[str, str]]:
@@ -166,4 +166,22 @@ def test_the_documentation_shows_a_lab_args_command():
 @pytest.mark.parametrize(("where", "args"), documented_commands())
 def test_every_documented_lab_args_command_parses(where, args):
     labs = lab_arguments(shlex.split(args))
-    assert labs["phases"] and labs["phases"][0].startswith("--"), (where, args)
+    first = labs["prefill_decode/phases"]
+    assert first and first[0].startswith("--"), (where, args)
+
+
+def test_run_covers_every_lab_script_of_every_lesson_in_reading_order():
+    slugs = [lesson.slug for lesson in COURSE.lessons]
+    labs = verify_labs.lab_scripts()
+    scripts = (ROOT / "labs").glob("*/*.py")
+    on_disk = {f"{p.parent.name}/{p.stem}" for p in scripts if p.parent.name in slugs}
+    assert set(labs) == on_disk and len(labs) == len(on_disk)
+    assert labs[:2] == ["prefill_decode/phases", "prefill_decode/sweep"]
+    order = [lab.split("/")[0] for lab in labs]
+    assert order == sorted(order, key=slugs.index)
+
+
+def test_only_sweep_gets_the_sweep_args():
+    labs = lab_arguments(["--run", "--lab-args=--dummy", "--sweep-args=--repeats 5"])
+    assert labs["prefill_decode/sweep"] == ["--dummy", "--repeats", "5"]
+    assert all(args == ["--dummy"] for lab, args in labs.items() if lab != "prefill_decode/sweep")
