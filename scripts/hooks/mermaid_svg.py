@@ -15,12 +15,14 @@ cannot parse fails the build, naming the page.
 """
 
 import atexit
+import contextlib
 import hashlib
 import html
 import json
 import logging
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +76,12 @@ def shadowed(svg: str) -> str:
 
 
 class Drawer:
-    """Chromium with Mermaid loaded behind a cache; Chromium starts on the first cache miss."""
+    """Chromium with Mermaid loaded behind a cache; Chromium starts on the first cache miss.
+
+    Playwright's sync API refuses to start in a thread whose asyncio loop is running (a test
+    session that already drives a browser, a server's thread), so every Playwright call runs in
+    one worker thread of its own; its objects never leave that thread.
+    """
 
     def __init__(self) -> None:
         if not MERMAID_PACKAGE.is_file():
@@ -86,6 +93,7 @@ class Drawer:
         self.playwright: Any = None
         self.browser: Any = None
         self.page: Any = None
+        self.worker: ThreadPoolExecutor | None = None
         self.available = CHROMIUM.exists()
         if not self.available:
             log.info(
@@ -122,18 +130,30 @@ class Drawer:
             return cached.read_text(encoding="utf-8")
         if not self.available:
             return None
-        answer = self._start().evaluate(RENDER_JS, [f"mermaid-{digest[:12]}", source])
+        if self.worker is None:
+            self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mermaid-svg")
+        args = [f"mermaid-{digest[:12]}", source]
+        answer = self.worker.submit(lambda: self._start().evaluate(RENDER_JS, args)).result()
         if "error" in answer:
             raise ValueError(answer["error"])
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(answer["svg"], encoding="utf-8")
         return answer["svg"]
 
-    def close(self) -> None:
+    def _stop(self) -> None:
         if self.browser is not None:
             self.browser.close()
             self.playwright.stop()
         self.playwright = self.browser = self.page = None
+
+    def close(self) -> None:
+        if self.worker is not None:
+            # at interpreter exit concurrent.futures has already stopped its threads; Playwright's
+            # driver (and the browser with it) then exits when its pipe closes
+            with contextlib.suppress(RuntimeError):
+                self.worker.submit(self._stop).result()
+            self.worker.shutdown()
+            self.worker = None
 
 
 _drawer: list[Drawer] = []

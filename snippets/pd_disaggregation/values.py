@@ -48,8 +48,8 @@ def values() -> dict[str, str]:
     kappa = kv_bytes_per_token(model)
     prefill = ttft_bound(gpu, model, PROMPT).seconds
     v = {
-        "model": model.name,
-        "gpu": gpu.name,
+        "handoff_model": model.name,
+        "handoff_gpu": gpu.name,
         "handoff_prompt": f"{PROMPT:,}",
         "kv_mb": f"{kappa * PROMPT / 1e6:,.1f}",
         "prefill_ms": ms(prefill),
@@ -87,7 +87,7 @@ def values() -> dict[str, str]:
     # self-test
     q = handoff(gpu, model, QUIZ_PROMPT, load_link(QUIZ_LINK))
     v |= {
-        "quiz_long_prompt": f"{QUIZ_PROMPT:,}",
+        "quiz_handoff_prompt": f"{QUIZ_PROMPT:,}",
         "quiz_link": q.link.name,
         "quiz_gb": f"{q.kv_bytes / 1e9:.2f}",
         "quiz_ms": ms(q.transfer_s),

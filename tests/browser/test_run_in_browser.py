@@ -19,7 +19,7 @@ from serve_site import DESKTOP, PHONE
 
 from conftest import ROOT
 
-from .pagecheck import SCROLLS_INSIDE, WIDE_JS
+from .pagecheck import LAY_OUT_EVERYTHING, SCROLLS_INSIDE, WIDE_JS
 
 BLOCK = "prefill-decode-intensity"
 PAGES = {"zh": "foundations/prefill_decode/", "en": "en/foundations/prefill_decode/"}
@@ -70,6 +70,9 @@ def test_run_edit_and_error_on_the_seed_estimator(browser, site_url, lang):
         page.goto(site_url + PAGES[lang])
         page.wait_for_load_state("networkidle")
         assert runtime_requests(requests) == [], "the runtime loaded before any click"
+        # blocks far from the viewport are not laid out (content-visibility, ADR-0013) and read
+        # as empty text; lay them all out, as the page checks do, so the width check sees them too
+        page.add_style_tag(content=LAY_OUT_EVERYTHING)
 
         block = page.locator(f".run-block:has(.run-in-browser[data-id='{BLOCK}'])")
         label = block.locator(".run-in-browser").inner_text()
