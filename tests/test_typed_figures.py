@@ -2,7 +2,9 @@
 
 If a page writes "164" where `{{ prefill_decode.ridge_4090 }}` exists, the figure would silently go
 stale when the code changes. Digits that only coincide with a value (a config fact that equals a
-computed figure) are listed in COINCIDENCES with the reason.
+computed figure) are listed in COINCIDENCES with the reason. ADRs are left out: they are dated
+records of decisions and of what was measured then (page times, element counts), not figures a
+lesson computes, and a record must not change when a lesson's figure does.
 """
 
 import functools
@@ -11,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import DOCS, ROOT, chinese_pages, english_sibling
+from conftest import COURSE, DOCS, ROOT, chinese_pages, english_sibling
 from markdown_source import INLINE_CODE, VALUE, read_page
 
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?%?(?![\w]|\.\d)")  # not a version: 1.12.6
@@ -48,7 +50,7 @@ def significant(value: str) -> bool:
     )
 
 
-PAGES = [p for p in chinese_pages() if p.parent != DOCS]
+PAGES = [p for p in chinese_pages() if p.parent != DOCS and p.parent != DOCS / "adr"]
 PAGES += [english_sibling(p) for p in PAGES if english_sibling(p).exists()]
 
 
@@ -69,3 +71,11 @@ def test_the_check_finds_a_retyped_figure():
     assert "1.12" not in typed_numbers(["markdown-exec 1.12.6 runs the blocks"])  # a version
     assert "164" in typed_numbers(["脊点约 164 FLOP/字节，见 `163.9` 与 {{ a.b }}"])
     assert "163.9" not in typed_numbers(["code `163.9` is skipped"])
+
+
+def test_every_lesson_page_is_checked_in_both_languages():
+    checked = {p.relative_to(DOCS).as_posix() for p in PAGES}
+    for lesson in COURSE.lessons:
+        if not lesson.notebook:
+            english = lesson.page.removesuffix(".md") + ".en.md"
+            assert {lesson.page, english} <= checked, lesson.slug

@@ -43,6 +43,10 @@ def values() -> dict[str, str]:
         v[f"chunk_{t}"] = f"{t - budget.DECODES:,}"
     small, big = budget.plan(gpu, model, fmt, 512), budget.plan(gpu, model, fmt, 8192)
     v["prefill_cost_pct"] = f"{small.prefill_s / big.prefill_s - 1:.1%}"
+    # the estimator keeps decode contexts fixed; over the most steps a prefill takes they grow by
+    # that many tokens: what that does to a decode-only step, where the KV share is largest
+    grown = budget.decode_step_s(gpu, model, fmt, budget.DECODES, budget.CONTEXT + small.steps)
+    v["context_growth_pct"] = f"{grown / alone - 1:.2%}"
     # preemption
     cost = preemption.preemption_cost(gpu, model, fmt)
     v["pre_prompt"] = f"{preemption.PROMPT:,}"
