@@ -9,6 +9,11 @@ shows medians, the ratio to a plain page (no math, no diagram) of the same site,
 the floor: that plain page with nothing but its HTML and Material's own CSS, JavaScript and
 images (every other request refused). Bytes are as this local server sends them: uncompressed
 (a web server that gzips sends fewer).
+
+The loads run in rounds: each round loads the plain page, the floor and then every page once, and
+a page's ratios are the median of its per-round ratios to that round's plain page and floor. A
+2-core machine's speed drifts by ±20 % over the minutes a run takes; pairing each load with a
+load of the plain page made seconds before keeps the drift out of the ratios.
 """
 
 import argparse
@@ -17,6 +22,7 @@ import platform
 import re
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
@@ -67,6 +73,29 @@ def load(browser: Browser, url: str, floor_of: str | None = None) -> tuple[float
     return rendered_ms, received, len(requests)
 
 
+Load = tuple[float, int, int]  # (ms until rendered, bytes received, HTTP requests)
+
+
+@dataclass
+class Round:
+    plain: Load
+    floor: Load
+    pages: dict[str, Load]
+
+
+def measure_round(browser: Browser, base: str, plain: str, pages: list[str]) -> Round:
+    """The plain page, its floor, then every page: one load each, seconds apart."""
+    return Round(
+        plain=load(browser, base + plain),
+        floor=load(browser, base + plain, floor_of=base),
+        pages={path: load(browser, base + path) for path in pages},
+    )
+
+
+def median_loads(loads: list[Load]) -> list[float]:
+    return [statistics.median(column) for column in zip(*loads, strict=True)]
+
+
 def cpu_model() -> str:
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
@@ -90,39 +119,46 @@ def main() -> None:
     with serve(args.site) as base, sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         load(browser, base + plain)  # warm-up, not counted
-        medians = {}
-        floor_runs = [load(browser, base + plain, floor_of=base) for _ in range(args.runs)]
-        floor = [statistics.median(column) for column in zip(*floor_runs, strict=True)]
-        for path in pages:
-            runs = [load(browser, base + path) for _ in range(args.runs)]
-            medians[path] = [statistics.median(column) for column in zip(*runs, strict=True)]
+        rounds = [measure_round(browser, base, plain, pages) for _ in range(args.runs)]
         version = browser.version
         browser.close()
+    medians = {path: median_loads([r.pages[path] for r in rounds]) for path in pages}
+    floor = median_loads([r.floor for r in rounds])
+    # per-round ratios: (× plain time, × floor time) of each page
+    time_ratios = {
+        path: (
+            statistics.median(r.pages[path][0] / r.plain[0] for r in rounds),
+            statistics.median(r.pages[path][0] / r.floor[0] for r in rounds),
+        )
+        for path in pages
+    }
 
     print(f"{os.cpu_count()} CPUs ({cpu_model()}), Chromium {version}, {args.runs} runs per page")
     print(f"median of cold loads; × plain: against the plain page /{plain}; × floor: against")
-    print("that page with only its HTML and Material's own CSS/JS/images (no engine, no index)\n")
+    print("that page with only its HTML and Material's own CSS/JS/images (no engine, no index);")
+    print("time ratios are medians of per-round ratios (each round loads the plain page first)\n")
     print(
         "| page | rendered (ms) | KiB before interaction | requests "
         "| × plain time | × plain KiB | × floor time | × floor KiB |"
     )
     print("|---|--:|--:|--:|--:|--:|--:|--:|")
-    base_ms, base_bytes, _ = medians[plain]
+    _, base_bytes, _ = medians[plain]
     floor_ms, floor_bytes, floor_requests = floor
     print(
         f"| floor (/{plain}, Material only) | {floor_ms:.0f} | {floor_bytes / 1024:.0f} "
         f"| {floor_requests:.0f} | | | 1.00 | 1.00 |"
     )
     for path, (ms, received, requests) in medians.items():
+        x_plain, x_floor = time_ratios[path]
         print(
             f"| /{path} | {ms:.0f} | {received / 1024:.0f} | {requests:.0f} "
-            f"| {ms / base_ms:.2f} | {received / base_bytes:.2f} "
-            f"| {ms / floor_ms:.2f} | {received / floor_bytes:.2f} |"
+            f"| {x_plain:.2f} | {received / base_bytes:.2f} "
+            f"| {x_floor:.2f} | {received / floor_bytes:.2f} |"
         )
     plain_pages = [p for p in pages if is_plain(args.site, p)]
     worst_plain = max(medians[p][1] for p in plain_pages) / 1024
     heavy = [p for p in pages if not is_plain(args.site, p)]
-    worst_ratio = max((medians[p][0] / base_ms for p in heavy), default=0)
+    worst_ratio = max((time_ratios[p][0] for p in heavy), default=0)
     print(
         f"\nlargest plain page before interaction: {worst_plain:.0f} KiB "
         f"(target ≤ {PLAIN_KIB_TARGET}: {worst_plain / PLAIN_KIB_TARGET:.2f} of it)"

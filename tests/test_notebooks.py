@@ -90,3 +90,39 @@ def test_built_notebook_page_is_rendered_and_offers_the_notebook(built_site, zh,
     assert download.is_file(), f"{source_nb.name} is not offered next to {page}"
     assert json.loads(download.read_text(encoding="utf-8"))["cells"] == cells(source_nb)
     assert f'href="{source_nb.name}"' in html, f"{page} does not link to {source_nb.name}"
+
+
+def test_jupyterlab_stylesheet_is_cut_to_the_rules_the_page_can_use(monkeypatch, tmp_path):
+    import notebooks as hook  # scripts/hooks/notebooks.py
+
+    monkeypatch.setattr(hook, "CACHE", tmp_path)
+    jupyter = (
+        ".jupyter-wrapper .jp-Used{color:red}.jupyter-wrapper .jp-DockPanel{color:blue}"
+        "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-x:1}"
+    )
+    other = ".md-typeset .unused-elsewhere{color:green}"
+    page = (
+        f"<html><head><style>{jupyter}</style><style>{other}</style></head>"
+        # Material's palette toggle names the dark scheme, so dark mode's rules stay
+        '<body data-md-color-scheme="default"><input data-md-color-scheme="slate">'
+        '<div class="jupyter-wrapper"><div class="jp-Used">x</div></div></body></html>'
+    )
+    trimmed = hook.trim_notebook_css(page, "nb.ipynb")
+    assert ".jp-Used" in trimmed and "[data-md-color-scheme=slate]" in trimmed
+    assert ".jp-DockPanel" not in trimmed, "a rule for a widget the page lacks was kept"
+    assert other in trimmed, "a stylesheet that is not JupyterLab's was changed"
+    assert hook.trim_notebook_css(page, "nb.ipynb") == trimmed  # from the cache
+    assert hook.trim_notebook_css("<p>no notebook</p>", "x.ipynb") == "<p>no notebook</p>"
+
+
+@pytest.mark.parametrize("zh", NOTEBOOKS, ids=lambda p: p.stem)
+def test_built_notebook_page_carries_a_trimmed_jupyterlab_stylesheet(built_site, zh):
+    html = built_html(built_site.site, zh, "zh").read_text(encoding="utf-8")
+    sheets = re.findall(r"<style[^>]*>(.*?)</style>", html, re.DOTALL)
+    jupyter = [s for s in sheets if ".jupyter-wrapper" in s]
+    assert jupyter, "no JupyterLab stylesheet on the notebook page: nbconvert's template changed?"
+    assert all(".jp-DockPanel" not in s for s in jupyter), "JupyterLab's stylesheet was not cut"
+    # nbconvert's whole stylesheet is about 560 KiB; what the page uses is a fraction of it
+    assert sum(map(len, jupyter)) < 200 * 1024
+    assert "jp-OutputArea-output" in "".join(jupyter), "rules the page uses were cut"
+    assert "[data-md-color-scheme=slate]" in "".join(jupyter), "dark mode's rules were cut"

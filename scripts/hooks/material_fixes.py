@@ -1,4 +1,4 @@
-"""MkDocs hook: two fixes to Material's HTML that the browser tier checks (docs/adr/0008).
+"""MkDocs hook: three fixes to Material's HTML that the browser tier checks (docs/adr/0008).
 
 1. static-i18n turns Material's <link rel="alternate" hreflang> into links to the page's
    counterpart. Material's JavaScript expects language *roots* there and fetches
@@ -7,6 +7,12 @@
    javascripts/requests-on-demand.js keeps Material from fetching under them (docs/adr/0012).
 2. Material's search dialog (<div class="md-search" role="dialog">) has no accessible name
    (axe: aria-dialog-name); it gets the search box's label.
+3. With the `content.lazy` feature, Material mounts a code block (its copy button, and a
+   tabindex when the block scrolls sideways, axe: scrollable-region-focusable) only when the
+   block nears the viewport, so a lesson page's load does not lay out every block
+   (docs/adr/0013). Until then a block that scrolls could not be reached with Tab, so every
+   code block starts with tabindex="0"; Material's mount removes it where the block does not
+   scroll (or the device has no hover), as it does without the feature.
 """
 
 import re
@@ -17,9 +23,12 @@ from mkdocs.structure.pages import Page
 ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 LABEL = {"zh": "搜索", "en": "Search"}
+# a highlighted block's <code> (pymdownx.highlight puts an empty <span> before it)
+CODE_BLOCK = re.compile(r"(<pre[^>]*>(?:<span></span>)?)<code>")
 
 
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
     output = ALTERNATE.sub("", output)
+    output = CODE_BLOCK.sub(r'\1<code tabindex="0">', output)
     label = LABEL.get(config.theme["language"], "Search")
     return output.replace(SEARCH_DIALOG, SEARCH_DIALOG.replace(">", f' aria-label="{label}">'), 1)

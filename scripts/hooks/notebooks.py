@@ -11,17 +11,43 @@ mkdocs-jupyter then renders it (its `include` in mkdocs.yml limits it to *.ipynb
 The kernel that executes the notebooks prints "WARNING | Kernel is running over TCP without
 encryption" unless its manager provisions CurveZMQ keys; an nbconvert config turns that on, so a
 build's output holds no warning that is not ours.
+
+nbconvert's template inlines all of JupyterLab's stylesheet (about 0.56 MiB) into a notebook's
+page, for every widget JupyterLab has; Chromium matches each element of the page against every
+rule of it, which made the notebook page the slowest of the site (scripts/bench_pages.py). The
+page keeps only the rules that can match it: PurgeCSS (npm, package.json) removes the rules
+whose selectors name a class, id or element the page's HTML does not have, and the keyframes and
+font faces no kept rule uses. Dark mode's rules stay because Material's palette toggle in the
+page names the slate scheme. Custom properties all stay (with PurgeCSS's --variables, the code
+cells lost their colours in dark mode). The result is cached under .cache/notebook-css/ by
+PurgeCSS version, stylesheet and page.
 """
 
+import hashlib
 import json
 import os
+import re
+import shutil
+import subprocess
 import tempfile
+from pathlib import Path
 
 import mkdocs.utils
 import zmq
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.pages import Page
 
 NOTEBOOK = ".ipynb"
+ROOT = Path(__file__).resolve().parents[2]
+PURGECSS = ROOT / "node_modules" / "purgecss"
+CACHE = ROOT / ".cache" / "notebook-css"
+# nbconvert's inline stylesheets for JupyterLab's widgets (scoped under .jupyter-wrapper)
+STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
+JUPYTER_CSS = ".jupyter-wrapper"
+# also removed: keyframes and font faces no kept rule uses
+PURGE_OPTIONS = ("--keyframes", "--font-face")
 _jupyter_config = tempfile.TemporaryDirectory(prefix="nbconvert-config-")
 
 
@@ -37,3 +63,72 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
             [_jupyter_config.name, *filter(None, paths)]
         )
     return config
+
+
+@event_priority(60)  # before math_svg.py (50) adds MathJax's stylesheet and page_assets.py reads
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    if not page.file.src_uri.endswith(NOTEBOOK):
+        return output
+    return trim_notebook_css(output, page.file.src_uri)
+
+
+def trim_notebook_css(output: str, name: str) -> str:
+    """The page with each of nbconvert's JupyterLab stylesheets cut to the rules it can use."""
+    sheets = [m for m in STYLE.finditer(output) if JUPYTER_CSS in m.group(2)]
+    if not sheets:
+        return output
+    # the page without its stylesheets: their own selectors must not count as used
+    content = STYLE.sub(r"\1\3", output)
+    trimmed = purge([m.group(2) for m in sheets], content, name)
+    pieces, end = [], 0
+    for match, css in zip(sheets, trimmed, strict=True):
+        pieces += [output[end : match.start(2)], css]
+        end = match.end(2)
+    return "".join(pieces) + output[end:]
+
+
+def purge(sheets: list[str], content: str, name: str) -> list[str]:
+    """PurgeCSS over `content`, one answer per stylesheet, cached."""
+    package = PURGECSS / "package.json"
+    if not package.is_file():
+        raise PluginError(f"notebooks.py ({name}): {PURGECSS} is missing: run `npm ci`")
+    version = json.loads(package.read_text(encoding="utf-8"))["version"]
+    key = hashlib.sha256(
+        "\0".join([version, *PURGE_OPTIONS, content, *sheets]).encode()
+    ).hexdigest()[:24]
+    cached = [CACHE / key / f"{i}.css" for i in range(len(sheets))]
+    if all(path.is_file() for path in cached):
+        return [path.read_text(encoding="utf-8") for path in cached]
+    node = shutil.which("node")
+    if node is None:
+        raise PluginError(f"notebooks.py ({name}): PurgeCSS needs `node` on PATH (Node >= 20)")
+    with tempfile.TemporaryDirectory(prefix="notebook-css-") as tmp:
+        work = Path(tmp)
+        (work / "page.html").write_text(content, encoding="utf-8")
+        inputs = [work / f"{i}.css" for i in range(len(sheets))]
+        for path, css in zip(inputs, sheets, strict=True):
+            path.write_text(css, encoding="utf-8")
+        out = work / "out"
+        proc = subprocess.run(
+            [
+                node,
+                str(PURGECSS / "bin" / "purgecss.js"),
+                "--css",
+                *map(str, inputs),
+                "--content",
+                str(work / "page.html"),
+                *PURGE_OPTIONS,
+                "--output",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        if proc.returncode:
+            raise PluginError(f"notebooks.py ({name}): PurgeCSS failed:\n{proc.stderr}")
+        trimmed = [(out / path.name).read_text(encoding="utf-8") for path in inputs]
+    for path, css in zip(cached, trimmed, strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(css, encoding="utf-8")
+    return trimmed
