@@ -10,15 +10,18 @@ the floor: that plain page with nothing but its HTML and Material's own CSS, Jav
 images (every other request refused). Bytes are as this local server sends them: uncompressed
 (a web server that gzips sends fewer).
 
-The loads run in rounds: each round loads the plain page, the floor and then every page once, and
-a page's ratios are the median of its per-round ratios to that round's plain page and floor. A
-2-core machine's speed drifts by ±20 % over the minutes a run takes; pairing each load with a
-load of the plain page made seconds before keeps the drift out of the ratios.
+The loads run in rounds: each round loads the floor and then every page once, in a shuffled order
+(seeded), and a page's "× plain time" is the median over rounds of its time divided by the median
+time of all plain pages (no math, no diagram) in the same round. A 2-core machine's speed drifts by
+±20 % over the minutes a run takes; comparing within a round keeps the drift out, and the median
+of some thirty plain pages spread through the round keeps out the bias of any one reference load
+(loaded first in each round, /about/ came out 0.8 × the same page loaded later).
 """
 
 import argparse
 import os
 import platform
+import random
 import re
 import statistics
 import sys
@@ -78,18 +81,21 @@ Load = tuple[float, int, int]  # (ms until rendered, bytes received, HTTP reques
 
 @dataclass
 class Round:
-    plain: Load
     floor: Load
     pages: dict[str, Load]
 
+    def plain_ms(self, plain_pages: list[str]) -> float:
+        """The median rendered time of the plain pages in this round."""
+        return statistics.median(self.pages[p][0] for p in plain_pages)
 
-def measure_round(browser: Browser, base: str, plain: str, pages: list[str]) -> Round:
-    """The plain page, its floor, then every page: one load each, seconds apart."""
-    return Round(
-        plain=load(browser, base + plain),
-        floor=load(browser, base + plain, floor_of=base),
-        pages={path: load(browser, base + path) for path in pages},
-    )
+
+def measure_round(browser: Browser, base: str, plain: str, pages: list[str], seed: int) -> Round:
+    """The floor, then every page in a shuffled order: one load each."""
+    order = list(pages)
+    random.Random(seed).shuffle(order)
+    floor = load(browser, base + plain, floor_of=base)
+    loads = {path: load(browser, base + path) for path in order}
+    return Round(floor=floor, pages={path: loads[path] for path in pages})
 
 
 def median_loads(loads: list[Load]) -> list[float]:
@@ -119,24 +125,26 @@ def main() -> None:
     with serve(args.site) as base, sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         load(browser, base + plain)  # warm-up, not counted
-        rounds = [measure_round(browser, base, plain, pages) for _ in range(args.runs)]
+        rounds = [measure_round(browser, base, plain, pages, seed) for seed in range(args.runs)]
         version = browser.version
         browser.close()
     medians = {path: median_loads([r.pages[path] for r in rounds]) for path in pages}
     floor = median_loads([r.floor for r in rounds])
+    plain_pages = [p for p in pages if is_plain(args.site, p)]
     # per-round ratios: (× plain time, × floor time) of each page
     time_ratios = {
         path: (
-            statistics.median(r.pages[path][0] / r.plain[0] for r in rounds),
+            statistics.median(r.pages[path][0] / r.plain_ms(plain_pages) for r in rounds),
             statistics.median(r.pages[path][0] / r.floor[0] for r in rounds),
         )
         for path in pages
     }
 
     print(f"{os.cpu_count()} CPUs ({cpu_model()}), Chromium {version}, {args.runs} runs per page")
-    print(f"median of cold loads; × plain: against the plain page /{plain}; × floor: against")
-    print("that page with only its HTML and Material's own CSS/JS/images (no engine, no index);")
-    print("time ratios are medians of per-round ratios (each round loads the plain page first)\n")
+    print(f"median of cold loads; × plain time: against the median of the {len(plain_pages)} plain")
+    print(f"pages in the same round; × plain KiB: against /{plain}; × floor: against /{plain} with")
+    print("only its HTML and Material's own CSS/JS/images (no engine, no index); time ratios are")
+    print("medians over rounds\n")
     print(
         "| page | rendered (ms) | KiB before interaction | requests "
         "| × plain time | × plain KiB | × floor time | × floor KiB |"
@@ -155,7 +163,6 @@ def main() -> None:
             f"| {x_plain:.2f} | {received / base_bytes:.2f} "
             f"| {x_floor:.2f} | {received / floor_bytes:.2f} |"
         )
-    plain_pages = [p for p in pages if is_plain(args.site, p)]
     worst_plain = max(medians[p][1] for p in plain_pages) / 1024
     heavy = [p for p in pages if not is_plain(args.site, p)]
     worst_ratio = max((time_ratios[p][0] for p in heavy), default=0)
