@@ -34,7 +34,8 @@ $(BIN)/.installed: requirements.lock snippets/pyproject.toml labs/pyproject.toml
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets -e labs
 	touch $@
 
-# Browser assets from npm, copied into docs/assets/vendor/ (git-ignored).
+# From npm: browser assets, copied into docs/assets/vendor/ (git-ignored), and the build-time
+# tools the hooks run in Node (MathJax for formulas, PurgeCSS for the notebook page's stylesheet).
 node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
