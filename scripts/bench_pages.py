@@ -15,7 +15,7 @@ The loads run in rounds: each round loads the floor and then every page once, in
 time of all plain pages (no math, no diagram) in the same round. A 2-core machine's speed drifts by
 ±20 % over the minutes a run takes; comparing within a round keeps the drift out, and the median
 of some thirty plain pages spread through the round keeps out the bias of any one reference load
-(loaded first in each round, /about/ came out 0.8 × the same page loaded later).
+(loaded first in each round, /about/ came out faster than the same page loaded later).
 """
 
 import argparse

@@ -43,8 +43,8 @@ NOTEBOOK = ".ipynb"
 ROOT = Path(__file__).resolve().parents[2]
 PURGECSS = ROOT / "node_modules" / "purgecss"
 CACHE = ROOT / ".cache" / "notebook-css"
-# nbconvert's inline stylesheets for JupyterLab's widgets (scoped under .jupyter-wrapper)
 STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
+# what marks nbconvert's inline stylesheets for JupyterLab's widgets (scoped under it)
 JUPYTER_CSS = ".jupyter-wrapper"
 # also removed: keyframes and font faces no kept rule uses
 PURGE_OPTIONS = ("--keyframes", "--font-face")
