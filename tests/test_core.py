@@ -289,6 +289,22 @@ def test_streamed_bytes_are_the_layers_the_lm_head_and_one_embedding_row():
     assert streamed_weight_bytes(QWEN) == layers + parts["lm_head"] + H * 2 == 14_141_245_440
 
 
+def test_cached_figures_are_fresh_copies_and_follow_every_field_but_the_dicts():
+    # the core memoises per (model, format): a caller's edit must not reach the next caller
+    parts = weight_bytes_by_part(QWEN)
+    parts["embedding"] = 0
+    breakdown = param_breakdown(QWEN)
+    breakdown["mlp"] = 0
+    assert weight_bytes_by_part(QWEN)["embedding"] == EMBEDDING * 2
+    assert param_breakdown(QWEN)["mlp"] > 0
+    # a changed shape is a different key; the quantization config (a dict) is not hashed but
+    # the format it selects is, so an AWQ model still gets its own bytes
+    wider = replace(QWEN, intermediate_size=QWEN.intermediate_size + 128)
+    assert layer_matmul_params(wider) > layer_matmul_params(QWEN)
+    awq = load_model("qwen2.5-7b-instruct-awq")
+    assert hash(awq) is not None and resident_weight_bytes(awq) < resident_weight_bytes(QWEN)
+
+
 def test_tied_embeddings_are_read_once_as_the_lm_head():
     tied = replace(QWEN, tie_word_embeddings=True)
     parts = weight_bytes_by_part(tied)

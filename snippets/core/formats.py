@@ -5,6 +5,7 @@ lm_head, norms and biases stay 16-bit (true of Qwen's AWQ checkpoint and of FP8 
 """
 
 from dataclasses import dataclass
+from functools import cache
 
 from core.models import ModelSpec, layer_linear_shapes, layer_matmul_params, param_breakdown
 
@@ -73,7 +74,11 @@ def matrix_bytes(fmt: WeightFormat, in_features: int, out_features: int) -> dict
 
 def weight_bytes_by_part(model: ModelSpec, fmt: WeightFormat | None = None) -> dict[str, int]:
     """Exact bytes of every part of the weights in GPU memory, by how that part is stored."""
-    fmt = fmt or checkpoint_format(model)
+    return dict(_weight_bytes_by_part(model, fmt or checkpoint_format(model)))  # a copy
+
+
+@cache  # simulations ask at every step; the answer depends on the model and format alone
+def _weight_bytes_by_part(model: ModelSpec, fmt: WeightFormat) -> dict[str, int]:
     linear = {"weights": 0, "scales": 0, "zeros": 0, "tensor scale": 0}
     for _, i, o in layer_linear_shapes(model):
         for part, n in matrix_bytes(fmt, i, o).items():
@@ -93,14 +98,15 @@ def weight_bytes_by_part(model: ModelSpec, fmt: WeightFormat | None = None) -> d
 
 def resident_weight_bytes(model: ModelSpec, fmt: WeightFormat | None = None) -> int:
     """Bytes all weights occupy in GPU memory, the embedding table included."""
-    return sum(weight_bytes_by_part(model, fmt).values())
+    return sum(_weight_bytes_by_part(model, fmt or checkpoint_format(model)).values())
 
 
 def streamed_weight_bytes(model: ModelSpec, fmt: WeightFormat | None = None) -> int:
     """Weight bytes one forward pass must read at least: every layer and the lm_head in full,
     but of the input embedding table one row (a lookup, not a matrix multiply; the tokens of a
     batch may share rows, so one row is what a lower bound can count)."""
-    parts = weight_bytes_by_part(model, fmt)
+    fmt = fmt or checkpoint_format(model)
+    parts = _weight_bytes_by_part(model, fmt)
     if model.tie_word_embeddings:  # the lm_head *is* the embedding table: read it all once
         return resident_weight_bytes(model, fmt)
     row = model.hidden_size * SIXTEEN_BIT

@@ -6,7 +6,8 @@ where it came from and, for a quantized checkpoint, its quantization config.
 """
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -28,8 +29,9 @@ class ModelSpec:
     attention_qkv_bias: bool  # Qwen2: q, k and v carry a bias vector, o does not
     source: str = ""
     hf_repo: str | None = None
-    quantization: dict | None = None  # the checkpoint's quantization config, None for 16-bit
-    model_card: dict | None = None  # figures as the model card prints them, e.g. "7.61B"
+    # dicts cannot be hashed: left out of the hash (not of ==), so a ModelSpec can key a cache
+    quantization: dict | None = field(default=None, hash=False)  # None for a 16-bit checkpoint
+    model_card: dict | None = field(default=None, hash=False)  # as the card prints it: "7.61B"
 
     @classmethod
     def from_config(cls, config: dict, key: str = "", **extra) -> "ModelSpec":
@@ -119,6 +121,7 @@ def lm_head_params(model: ModelSpec) -> int:
     return model.vocab_size * model.hidden_size
 
 
+@cache  # simulations ask at every step; the answer depends on the model alone
 def layer_matmul_params(model: ModelSpec) -> int:
     """Weights that do a multiply-add for every token in all decoder layers (no biases, norms)."""
     return model.num_layers * sum(i * o for _, i, o in layer_linear_shapes(model))
@@ -126,6 +129,11 @@ def layer_matmul_params(model: ModelSpec) -> int:
 
 def param_breakdown(model: ModelSpec) -> dict[str, int]:
     """Exact parameter count per component; the lm_head counts 0 when tied to the embedding."""
+    return dict(_param_breakdown(model))  # a copy: the caller may change it
+
+
+@cache
+def _param_breakdown(model: ModelSpec) -> dict[str, int]:
     per_layer = dict(layer_parameters(model))
     norms = per_layer.pop("input_layernorm") + per_layer.pop("post_attention_layernorm")
     mlp = sum(per_layer.pop(name) for name in ("gate_proj", "up_proj", "down_proj"))

@@ -14,7 +14,7 @@ throughput and goodput come from that lesson's functions: one definition, vLLM's
 Run it: python snippets/load_testing/sweep.py
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -32,10 +32,6 @@ from continuous_batching.simulate import (
     request_stream,
     simulate,
 )
-from core.formats import streamed_weight_bytes
-from core.forward import decode_flops
-from core.models import kv_bytes_per_token
-from core.roofline import bound
 from latency_metrics.metrics import StreamedRequest, goodput, meets_slos, percentile, summarize
 from load_testing.arrivals import BURSTINESS, arrival_times
 
@@ -43,35 +39,6 @@ REQUESTS = 400
 RATES = (2.0, 4.0, 6.0, 8.0, 9.0, 10.0, 11.0, 11.5, 12.0, 13.0)  # requests per second
 BURSTY = BURSTINESS[0]  # the burstiest shape arrivals.py shows: gamma gaps with CV 1/sqrt(b)
 SLO_MS = {"ttft": 1000.0, "tpot": 50.0}  # as `vllm bench serve --goodput ttft:1000 tpot:50`
-
-
-@dataclass(frozen=True)
-class CachedHardware(Hardware):
-    """Part 3's step costs, unchanged, with the per-model constants computed once.
-
-    decode_s is the same max(2bM / P, (W + kappa * sum S) / BW) as Hardware.decode_s, with W and
-    kappa computed once instead of every step; prefill_s remembers each (prompt, k).
-    """
-
-    weight_bytes: float = 0.0
-    kappa: float = 0.0
-    prefills: dict = field(default_factory=dict, compare=False, repr=False)
-
-    def decode_s(self, batch: int, context_tokens: int) -> float:
-        nbytes = self.weight_bytes + self.kappa * context_tokens
-        return bound(self.gpu, decode_flops(self.model, batch), nbytes).seconds
-
-    def prefill_s(self, prompt_tokens: int, k: int) -> float:
-        if (prompt_tokens, k) not in self.prefills:
-            self.prefills[prompt_tokens, k] = super().prefill_s(prompt_tokens, k)
-        return self.prefills[prompt_tokens, k]
-
-
-@cache
-def hardware() -> CachedHardware:
-    hw = default_hardware()
-    weights = streamed_weight_bytes(hw.model, hw.fmt)
-    return CachedHardware(hw.gpu, hw.model, hw.fmt, weights, kv_bytes_per_token(hw.model))
 
 
 @dataclass(frozen=True)
@@ -147,7 +114,7 @@ def point(rate: float, burstiness: float, hw: Hardware, slo_ms: dict[str, float]
 
 @cache
 def sweep(burstiness: float = 1.0, rates: tuple[float, ...] = RATES) -> tuple[Point, ...]:
-    return tuple(point(r, burstiness, hardware()) for r in rates)
+    return tuple(point(r, burstiness, default_hardware()) for r in rates)
 
 
 @cache
@@ -157,7 +124,7 @@ def capacity() -> tuple[float, float]:
     The same requests all sent at t = 0 (Part 3's offline case), continuous batching.
     """
     stream = burst(base_stream())
-    result = simulate("continuous", stream, hardware(), SLOTS)
+    result = simulate("continuous", stream, default_hardware(), SLOTS)
     span = float(result.finish_s.max())
     return len(stream.outputs) / span, float(stream.outputs.sum()) / span
 
@@ -177,7 +144,7 @@ def table(points: tuple[Point, ...]) -> list[str]:
 
 
 def main() -> None:
-    hw = hardware()
+    hw = default_hardware()
     cap_req, cap_tok = capacity()
     slos = ", ".join(f"{k} <= {v:g} ms" for k, v in SLO_MS.items())
     print(

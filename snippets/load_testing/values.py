@@ -25,7 +25,7 @@ def at(points: tuple[sweep.Point, ...], rate: float) -> sweep.Point:
 
 
 def values() -> dict[str, str]:
-    hw = sweep.hardware()
+    hw = sweep.default_hardware()
     v = {
         "seed": f"{sweep.SEED}",
         "sweep_requests": f"{sweep.REQUESTS}",
