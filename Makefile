@@ -50,7 +50,7 @@ assets: docs/assets/vendor/.copied
 # SERVE_LANG= for both (the language switcher then works). See README, "Build and make serve".
 SERVE_LANG ?= zh
 serve: $(BIN)/.installed assets
-	$(if $(SERVE_LANG),COURSE_ONLY_LANG=$(SERVE_LANG)) $(BIN)/mkdocs serve --strict --livereload
+	$(if $(SERVE_LANG),COURSE_ONLY_LANG=$(SERVE_LANG)) $(BIN)/mkdocs serve --strict --livereload --dirty
 
 build: $(BIN)/.installed assets
 	$(BIN)/mkdocs build --strict --clean

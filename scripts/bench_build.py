@@ -7,13 +7,15 @@
    blocks render as plain code; mkdocs-jupyter with `execute: false`; not --strict, since links
    to anchors that executed output defines break): on / off as a ratio, and the share of the
    build that executing blocks and notebooks takes.
-3. `mkdocs serve --strict --livereload` (what `make serve` runs, with its SERVE_LANG: one
-   language, zh, unless --serve-lang says otherwise; --serve-lang "" builds both): append a
+3. `mkdocs serve` with the options `make serve` gives it (read from the Makefile: --strict,
+   --livereload, --dirty) and its SERVE_LANG (one language, zh, unless --serve-lang says
+   otherwise; --serve-lang "" builds both): append a
    print to a snippet that an executed block includes, then time until the served page shows
    the new output and until MkDocs tells the browser to reload; median of --edits edits.
    MkDocs' log lines split each rebuild into its parts: waiting for the edits to settle, the
    default language, the others (static-i18n builds them one after the other, in the same
-   rebuild).
+   rebuild). Then --broad-edits edits of snippets/core/formats.py, which most lessons import:
+   a save there rebuilds every page that can show it (scripts/hooks/serve_rebuild.py).
 
 Prints a Markdown table; nothing is timed by a test. The snippet is restored afterwards.
 """
@@ -46,10 +48,22 @@ MKDOCS = [sys.executable, "-m", "mkdocs"]
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
 # mkdocs.yml text -> the same with execution off; each must occur exactly once
 BLOCKS_OFF = {
-    "  - markdown-exec:\n      languages: [python]": "  - markdown-exec:\n      languages: []"
+    "  - markdown-exec:\n      languages: [python]": "  - markdown-exec:\n      languages: []",
+    # its button wraps markdown-exec's python fence, which no longer exists
+    "  - scripts/hooks/run_in_browser.py"
+    ' # "Run in browser" on executed Python blocks (ADR 0011)\n': "",
 }
 NOTEBOOKS_OFF = {"      execute: true": "      execute: false"}
 SERVE_TIMEOUT_S = 300
+BROAD_SNIPPET = ROOT / "snippets" / "core" / "formats.py"  # imported by most lessons
+
+
+def make_serve_args() -> list[str]:
+    """The options `make serve` passes to `mkdocs serve`, as the Makefile writes them."""
+    found = re.search(r"/mkdocs serve ([^\n]*)", (ROOT / "Makefile").read_text(encoding="utf-8"))
+    if found is None:
+        sys.exit(f"Makefile: no `mkdocs serve` command; update {__file__}")
+    return found[1].split()
 
 
 def timed_build(config: Path, strict: bool = True) -> float:
@@ -126,6 +140,11 @@ class ServeLog:
             found = [t for t, line in self.lines if since < t < until and re.search(pattern, line)]
         return found[-1] if found else None
 
+    def between(self, since: float, until: float, pattern: str) -> list[str]:
+        with self._lock:
+            lines = list(self.lines)
+        return [line for t, line in lines if since < t <= until and re.search(pattern, line)]
+
     def first_after(self, since: float, pattern: str) -> float | None:
         with self._lock:
             return next(
@@ -165,13 +184,36 @@ class Edit:
     other_langs_s: float  # -> the rebuild is done
 
 
-def serve_edits(edits: int, lang: str) -> list[Edit]:
-    """`lang`: the one language `make serve` builds (COURSE_ONLY_LANG, mkdocs.yml); "" for both."""
+@dataclass(frozen=True)
+class BroadEdit:
+    reload_s: float  # edit -> MkDocs tells the browser to reload
+    pages: int  # pages the rebuild rendered (serve_rebuild.py's log line)
+
+
+def broad_edit(log: "ServeLog", snippet: Path, n: int) -> BroadEdit:
+    """Append a comment to a file most lessons import: time until the rebuild is done."""
+    original = snippet.read_text(encoding="utf-8")
+    time.sleep(1.0)
+    start = time.perf_counter()
+    try:
+        snippet.write_text(f"{original}\n# bench-edit {n}\n", encoding="utf-8")
+        reload = log.wait_for(start, r"Reloading browsers")
+    finally:
+        snippet.write_text(original, encoding="utf-8")
+    log.wait_for(reload, r"Reloading browsers")  # the rebuild the restore starts
+    lines = log.between(start, reload, r"serve_rebuild: .* rebuilding ")
+    pages = sum(len(line.split("rebuilding ", 1)[1].split(", ")) for line in lines)
+    return BroadEdit(reload - start, pages)
+
+
+def serve_edits(edits: int, lang: str, broad: int = 0) -> tuple[list[Edit], list[BroadEdit]]:
+    """`lang`: the one language `make serve` builds (COURSE_ONLY_LANG, mkdocs.yml); "" for both.
+    Then `broad` edits of BROAD_SNIPPET, which most pages import."""
     target = find_target()
     original = target.snippet.read_text(encoding="utf-8")
     port = free_port()
     proc = subprocess.Popen(
-        [*MKDOCS, "serve", "--strict", "--livereload", "-a", f"127.0.0.1:{port}"],
+        [*MKDOCS, "serve", *make_serve_args(), "-a", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env={**ENV, "COURSE_ONLY_LANG": lang} if lang else ENV,
         stdout=subprocess.PIPE,
@@ -201,12 +243,16 @@ def serve_edits(edits: int, lang: str) -> list[Edit]:
             results.append(
                 Edit(visible - start, reload - start, began - start, other - began, reload - other)
             )
+        restored = time.perf_counter()
+        target.snippet.write_text(original, encoding="utf-8")
+        log.wait_for(restored, r"Reloading browsers")
+        broad_results = [broad_edit(log, BROAD_SNIPPET, n) for n in range(broad)]
     finally:
         target.snippet.write_text(original, encoding="utf-8")
         proc.terminate()
         proc.wait(timeout=30)
     print(f"edited {target.snippet.relative_to(ROOT)}, watched /{target.url_path}", file=sys.stderr)
-    return results
+    return results, broad_results
 
 
 def main() -> None:
@@ -219,6 +265,12 @@ def main() -> None:
         "--serve-lang",
         default="zh",
         help='the language `make serve` builds (default zh, as SERVE_LANG); "" for both',
+    )
+    parser.add_argument(
+        "--broad-edits",
+        type=int,
+        default=1,
+        help="edits of snippets/core/formats.py, which most pages import (default 1)",
     )
     parser.add_argument("--serve-only", action="store_true", help="skip the cold builds")
     args = parser.parse_args()
@@ -242,7 +294,7 @@ def main() -> None:
         off = build(BLOCKS_OFF | NOTEBOOKS_OFF)
         no_blocks = build(BLOCKS_OFF)
         no_notebooks = build(NOTEBOOKS_OFF)
-    edits = serve_edits(args.edits, args.serve_lang)
+    edits, broad = serve_edits(args.edits, args.serve_lang, args.broad_edits)
 
     def median(field: str) -> float:
         return statistics.median(getattr(e, field) for e in edits)
@@ -261,11 +313,22 @@ def main() -> None:
         f"| {median('visible_s'):.1f} | ÷ 2 s target {median('visible_s') / 2:.2f} |"
     )
     print(f"| `make serve`: snippet edit → browser reload | {median('reload_s'):.1f} | |")
-    if not args.serve_lang:  # with one language the log lines below do not split the rebuild
-        print(f"|   of which: waiting for edits to settle | {median('settle_s'):.1f} | |")
+    # MkDocs polls the watched files every 0.5 s, then waits 0.1 s for the edits to stop
+    print(f"|   of which: the watcher notices the edit | {median('settle_s'):.1f} | |")
+    if args.serve_lang:
+        rebuild = median("reload_s") - median("settle_s")
+        print(f"|   of which: the rebuild (config, changed pages, post-build) | {rebuild:.1f} | |")
+    else:  # static-i18n logs where the second language starts
         print(f"|   of which: first language (zh) | {median('default_lang_s'):.1f} | |")
         other = median("other_langs_s")
         print(f"|   of which: second language (en), static-i18n | {other:.1f} | |")
+    if broad:
+        reload = statistics.median(b.reload_s for b in broad)
+        pages = statistics.median(b.pages for b in broad)
+        print(
+            f"| `make serve`: edit of {BROAD_SNIPPET.relative_to(ROOT)} → browser reload "
+            f"({pages:.0f} pages rebuilt) | {reload:.1f} | ÷ 2 s target {reload / 2:.2f} |"
+        )
 
 
 def print_builds(on: float, off: float, no_blocks: float, no_notebooks: float) -> None:

@@ -1,6 +1,7 @@
 """Shared fixtures: the repository layout and one strict build of the real site per test session."""
 
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -103,3 +104,10 @@ def built_html(site: Path, page: Path, lang: str) -> Path:
     parts = [] if rel.name == "index" else [rel.name]
     base = site / "en" if lang == "en" else site
     return base.joinpath(*rel.parent.parts, *parts, "index.html")
+
+
+def make_serve_args() -> list[str]:
+    """The options `make serve` gives `mkdocs serve`, as the Makefile writes them."""
+    found = re.search(r"/mkdocs serve ([^\n]*)", (ROOT / "Makefile").read_text(encoding="utf-8"))
+    assert found, "Makefile: no `mkdocs serve` command"
+    return found[1].split()

@@ -55,6 +55,7 @@ def make_site(
               - {HOOKS / "abbreviations.py"}
               - {HOOKS / "values.py"}
               - {HOOKS / "exec_errors.py"}
+              - {HOOKS / "serve_rebuild.py"}
             markdown_extensions:
               - pymdownx.snippets:
                   base_path: [{tmp_path / "snippets"}]

@@ -34,6 +34,11 @@ DROP = (
     ".clipboard-copy-txt, .jp-InputPrompt, .jp-OutputPrompt, script, style, img, svg, button"
 )
 
+# Pygments wraps every token of a code block in a <span>: nine elements in ten on a lesson page.
+# The copy keeps only a block's text, so they go before parsing (same output, 4-10x faster).
+PRE = re.compile(r"<pre\b.*?</pre>", re.DOTALL)
+SPAN_TAG = re.compile(r"</?span\b[^>]*>")
+
 _nav: list[Navigation] = []
 
 
@@ -59,6 +64,7 @@ _CONVERTER = _Converter(
 
 def page_markdown(html: str, title: str, page_url: str) -> str:
     """A page's content HTML -> Markdown, links absolute (`page_url` is the page's own URL)."""
+    html = PRE.sub(lambda pre: SPAN_TAG.sub("", pre[0]), html)
     soup = BeautifulSoup(html, "html.parser")
     for element in soup.select(DROP):
         element.decompose()

@@ -1,0 +1,355 @@
+"""MkDocs hook: under `make serve` (`mkdocs serve --dirty`) a save rebuilds the pages it changes.
+
+`--dirty` alone re-renders a page only when its own Markdown is newer than its output, so an
+edited snippet would leave stale executed output on the page (TOOLCHAIN item 11). This hook
+finds, at the start of each rebuild, which watched files changed since the last one, and marks
+every page that can show them as modified:
+
+- a file under snippets/<package>/: every page that includes a file of that package, imports
+  it, or quotes its values ({{ package.name }}), directly or through the packages it imports
+  (package granularity: data files such as core/models/*.json belong to their package);
+- another file a page includes with `--8<--` (a lab script): the pages that include it;
+- anything else (mkdocs.yml, a hook, docs/lessons.yml, docs/includes/, labs/results/, a file
+  outside a package), or a page added or removed (the nav changes): every page, as a full build
+  would. Stylesheets, scripts and images under
+  docs/ are copied by MkDocs itself and need no page rebuilt.
+
+It also mends what `--dirty` gets wrong for the pages it skips: their nav titles (MkDocs leaves
+a page it did not read without a title, so the nav printed "None"), and the search index
+(Material's merge keeps a stale copy of every rebuilt page but the first, and with two languages
+loses the second's pages): the index is written from each page's newest entries. MkDocs'
+warning that a dirty build is running is dropped so that `--strict` keeps its meaning.
+Outside `mkdocs serve --dirty` it does nothing: `make build` and `make test` build everything.
+See docs/adr/0014-serve-rebuilds.md.
+"""
+
+import json
+import logging
+import os
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+import jinja2.bccache
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
+
+DIRTY_MARKER = "COURSE_MKDOCS_SERVE_DIRTY"  # on_startup runs once; this hook reloads per rebuild
+# survives the hook's reloads: one module object per `mkdocs serve` process
+STATE_MODULE = "course_serve_rebuild_state"
+DIRTY_WARNING = "A 'dirty' build is being performed"
+INCLUDE = re.compile(r"""--8<--\s+["']([^"':]+)(?::[^"']*)?["']""")
+IMPORT = re.compile(r"\b(?:from|import)\s+([A-Za-z_]\w*)")
+VALUE = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\.[a-z_][a-z0-9_]*\s*\}\}")
+SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
+FULL_REBUILD_DOCS = ("includes/", "lessons.yml")  # docs/ files every page reads
+PAGE_SUFFIXES = (".md", ".ipynb")
+
+_log = logging.getLogger("mkdocs.hooks.serve_rebuild")
+Stamp = tuple[int, int]  # (mtime_ns, size)
+
+
+def _state() -> types.ModuleType:
+    state = sys.modules.get(STATE_MODULE)
+    if state is None:
+        state = types.ModuleType(STATE_MODULE)
+        state.stamps = None  # path -> Stamp at the last finished build
+        state.titles = {}  # src_uri -> title, of every page rendered so far
+        state.search = {}  # page URL -> its search index entries, newest build
+        state.templates = _TemplateCache()  # compiled theme templates, checked against source
+        sys.modules[STATE_MODULE] = state
+    return state
+
+
+class _TemplateCache(jinja2.BytecodeCache):
+    """Jinja bytecode in memory: each rebuild makes a new theme environment, which would compile
+    every Material template again. Jinja discards an entry whose template source changed."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self._code:
+            bucket.bytecode_from_string(self._code[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+def active() -> bool:
+    return os.environ.get(DIRTY_MARKER) == "1"
+
+
+class _DropDirtyWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(DIRTY_WARNING)
+
+
+# --- what changed -------------------------------------------------------------------------
+
+
+def stamps(roots: list[Path]) -> dict[str, Stamp]:
+    """(mtime, size) of every file under `roots` (files or folders), caches left out."""
+    found: dict[str, Stamp] = {}
+    for root in roots:
+        paths = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
+        for path in paths:
+            if SKIPPED_PARTS & set(path.parts) or path.suffix == ".pyc" or not path.is_file():
+                continue
+            if any(part.endswith(".egg-info") for part in path.parts):
+                continue
+            stat = path.stat()
+            found[str(path)] = (stat.st_mtime_ns, stat.st_size)
+    return found
+
+
+def changed_paths(before: dict[str, Stamp], now: dict[str, Stamp]) -> set[Path]:
+    """Files added, removed or changed between two snapshots."""
+    return {Path(p) for p in before.keys() | now.keys() if before.get(p) != now.get(p)}
+
+
+# --- what a page reads ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    docs: Path
+    packages_root: Path  # snippets/: every folder in it is an importable package
+    include_roots: tuple[Path, ...]  # pymdownx.snippets' base paths, in order
+
+    def packages(self) -> set[str]:
+        if not self.packages_root.is_dir():
+            return set()
+        return {
+            p.name for p in self.packages_root.iterdir() if p.is_dir() and p.name.isidentifier()
+        }
+
+    def package_of(self, path: Path) -> str | None:
+        """The snippets package a file belongs to, None outside snippets/<package>/."""
+        try:
+            rel = path.resolve().relative_to(self.packages_root.resolve())
+        except ValueError:
+            return None
+        return rel.parts[0] if len(rel.parts) > 1 and rel.parts[0] in self.packages() else None
+
+    def resolve_include(self, name: str) -> Path | None:
+        for root in self.include_roots:
+            if (root / name).is_file():
+                return (root / name).resolve()
+        return None
+
+
+@dataclass
+class Reads:
+    """What a page can show: files it includes, packages it imports or quotes."""
+
+    files: set[Path] = field(default_factory=set)
+    packages: set[str] = field(default_factory=set)
+
+
+def page_reads(text: str, layout: Layout, known: set[str]) -> Reads:
+    """Found in the page's source as written (a notebook's JSON included): over-counting only
+    rebuilds a page more often, never shows stale output."""
+    reads = Reads()
+    sources = [text]
+    for name in INCLUDE.findall(text):
+        path = layout.resolve_include(name.strip())
+        if path is not None:
+            reads.files.add(path)
+            sources.append(path.read_text(encoding="utf-8", errors="replace"))
+            if (package := layout.package_of(path)) is not None:
+                reads.packages.add(package)
+    for source in sources:
+        reads.packages |= set(IMPORT.findall(source)) & known
+    reads.packages |= set(VALUE.findall(text)) & known
+    return reads
+
+
+def package_imports(layout: Layout, known: set[str]) -> dict[str, set[str]]:
+    """package -> the other packages its modules import."""
+    graph: dict[str, set[str]] = {}
+    for package in known:
+        names: set[str] = set()
+        for path in (layout.packages_root / package).rglob("*.py"):
+            names |= set(IMPORT.findall(path.read_text(encoding="utf-8", errors="replace")))
+        graph[package] = (names & known) - {package}
+    return graph
+
+
+def closure(packages: set[str], graph: dict[str, set[str]]) -> set[str]:
+    seen, todo = set(), list(packages)
+    while todo:
+        package = todo.pop()
+        if package not in seen:
+            seen.add(package)
+            todo.extend(graph.get(package, ()))
+    return seen
+
+
+def needs_full_rebuild(path: Path, layout: Layout) -> bool:
+    """A change that can reach every page (config, hooks, manifest, shared includes, data)."""
+    if layout.package_of(path) is not None:
+        return False
+    path = path.resolve()
+    if path.is_relative_to(layout.docs.resolve()):
+        rel = path.relative_to(layout.docs.resolve()).as_posix()
+        # else a page (MkDocs compares its times) or a static file (MkDocs copies it)
+        return rel.startswith(FULL_REBUILD_DOCS)
+    # a lab script is handled per page that includes it; recorded lab results are data that
+    # lessons read through their packages; everything else (config, hooks) reaches every page
+    included = any(path.is_relative_to(root) for root in layout.include_roots)
+    return not included or "results" in path.parts
+
+
+def pages_to_rebuild(
+    pages: dict[str, str],
+    changed: set[Path],
+    layout: Layout,
+    added_or_removed: set[Path] = frozenset(),
+) -> tuple[set[str], bool]:
+    """(src_uris of the pages a change can reach, whether that is every page).
+
+    `pages`: src_uri -> the page's source text. A page added or removed changes every page's nav.
+    """
+    new_or_gone_page = any(
+        path.suffix in PAGE_SUFFIXES and path.resolve().is_relative_to(layout.docs.resolve())
+        for path in added_or_removed
+    )
+    if new_or_gone_page or any(needs_full_rebuild(path, layout) for path in changed):
+        return set(pages), True
+    known = layout.packages()
+    changed_packages = {p for path in changed if (p := layout.package_of(path)) is not None}
+    changed_files = {path.resolve() for path in changed}
+    graph = package_imports(layout, known)
+    hit = set()
+    for src_uri, text in pages.items():
+        reads = page_reads(text, layout, known)
+        if closure(reads.packages, graph) & changed_packages or reads.files & changed_files:
+            hit.add(src_uri)
+    return hit, False
+
+
+# --- the events ------------------------------------------------------------------------------
+
+
+def _layout(config: MkDocsConfig) -> Layout:
+    root = Path(config.config_file_path).resolve().parent
+    bases = config.mdx_configs.get("pymdownx.snippets", {}).get("base_path", [])
+    bases = [bases] if isinstance(bases, str) else bases
+    return Layout(
+        Path(config.docs_dir), root / "snippets", tuple(Path(str(b)).resolve() for b in bases)
+    )
+
+
+def _watched(config: MkDocsConfig) -> list[Path]:
+    root = Path(config.config_file_path).resolve().parent
+    return [Path(config.docs_dir), Path(config.config_file_path), *(root / w for w in config.watch)]
+
+
+def on_startup(command: str, dirty: bool = False, **_) -> None:
+    os.environ[DIRTY_MARKER] = "1" if command == "serve" and dirty else "0"
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    if active():
+        logger = logging.getLogger("mkdocs.commands.build")
+        if not any(isinstance(f, _DropDirtyWarning) for f in logger.filters):
+            logger.addFilter(_DropDirtyWarning())
+    return config
+
+
+_pending: list[dict[str, Stamp]] = []  # this build's snapshot, kept once the build finishes
+
+
+@event_priority(-110)  # after static-i18n's on_files (-100), which makes new File objects
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    if not active():
+        return files
+    state = _state()
+    now = stamps(_watched(config))
+    _pending[:] = [now]
+    if state.stamps is None:  # the first build renders every page anyway
+        state.stamps = now  # and if it fails, the fix is a change against this
+        return files
+    changed = changed_paths(state.stamps, now)
+    pages = {
+        f.src_uri: Path(f.abs_src_path).read_text(encoding="utf-8", errors="replace")
+        for f in files.documentation_pages()
+        if f.abs_src_path and f.src_uri.endswith(PAGE_SUFFIXES)
+    }
+    added_or_removed = {Path(p) for p in state.stamps.keys() ^ now.keys()}
+    hit, full = pages_to_rebuild(pages, changed, _layout(config), added_or_removed)
+    for file in files.documentation_pages():
+        if file.src_uri in hit:
+            file.is_modified = lambda: True  # MkDocs --dirty re-reads and renders these
+    if changed:
+        root = Path(config.config_file_path).resolve().parent
+        names = sorted(
+            str(p.relative_to(root)) if p.is_relative_to(root) else str(p) for p in changed
+        )
+        what = "every page" if full else (", ".join(sorted(hit)) or "no page")
+        _log.info("serve_rebuild: %s changed; rebuilding %s", ", ".join(names[:5]), what)
+    return files
+
+
+def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
+    if active():
+        env.bytecode_cache = _state().templates
+    return env
+
+
+@event_priority(-110)  # after static-i18n's on_nav (-100), which rebuilds the nav
+def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
+    if not active():
+        return nav
+    titles = _state().titles
+    for page in nav.pages:
+        if not page.file.is_modified() and page.file.src_uri in titles:
+            page.title = titles[page.file.src_uri]  # a page --dirty skips keeps its title
+    return nav
+
+
+def _search_entries(config: MkDocsConfig) -> list[dict] | None:
+    for name in ("material/search", "search"):
+        plugin = config.plugins.get(name)
+        if plugin is not None and hasattr(plugin, "search_index"):
+            return plugin.search_index.entries
+    return None
+
+
+def on_page_context(context, page: Page, config: MkDocsConfig, nav: Navigation):
+    # after the search plugin's own on_page_context (plugins run before hooks): this page's
+    # entries are in its index now
+    if active():
+        state = _state()
+        state.titles[page.file.src_uri] = page.title
+        entries = _search_entries(config)
+        if entries is not None:
+            state.search[page.url] = [
+                entry for entry in entries if entry.get("location", "").split("#")[0] == page.url
+            ]
+    return context
+
+
+@event_priority(-150)  # after search (0) and static-i18n's merge (-100), before page_assets (-200)
+def on_post_build(config: MkDocsConfig) -> None:
+    if not active():
+        return
+    i18n = config.plugins.get("i18n")
+    if i18n is not None and getattr(i18n, "building", False):
+        return  # an inner build of another language: the outer build finishes the work
+    state = _state()
+    index = Path(config.site_dir) / "search" / "search_index.json"
+    if state.stamps is not _pending[0] and index.is_file():
+        # a rebuild: the index from every page's newest entries (Material's dirty merge keeps
+        # the first rebuilt page's entries only, and loses another language's)
+        data = json.loads(index.read_text(encoding="utf-8"))
+        data["docs"] = [entry for entries in state.search.values() for entry in entries]
+        index.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    state.stamps = _pending[0]  # only a finished build moves the baseline
