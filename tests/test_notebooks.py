@@ -126,3 +126,21 @@ def test_built_notebook_page_carries_a_trimmed_jupyterlab_stylesheet(built_site,
     assert sum(map(len, jupyter)) < 200 * 1024
     assert "jp-OutputArea-output" in "".join(jupyter), "rules the page uses were cut"
     assert "[data-md-color-scheme=slate]" in "".join(jupyter), "dark mode's rules were cut"
+
+
+@pytest.mark.parametrize("zh", NOTEBOOKS, ids=lambda p: p.stem)
+def test_built_notebook_page_has_no_unused_loader(built_site, zh):
+    html = built_html(built_site.site, zh, "zh").read_text(encoding="utf-8")
+    for leftover in ("x-mathjax-config", '<script src="">', "cdnjs", "mermaid.esm"):
+        assert leftover not in html, f"{zh.name}: nbconvert's loader left in the page: {leftover}"
+
+
+def test_a_notebook_mermaid_cell_or_a_changed_template_fails_the_build():
+    from mkdocs.exceptions import PluginError
+
+    import notebooks as hook  # scripts/hooks/notebooks.py
+
+    with pytest.raises(PluginError, match=r"nb\.ipynb.*Mermaid cell"):
+        hook.without_loaders('<div class="jp-Mermaid"><pre class="mermaid">', "nb.ipynb")
+    with pytest.raises(PluginError, match="found 0 MathJax 2 and 0 Mermaid loaders"):
+        hook.without_loaders("<p>a template without them</p>", "nb.ipynb")

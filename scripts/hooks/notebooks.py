@@ -21,6 +21,12 @@ font faces no kept rule uses. Dark mode's rules stay because Material's palette 
 page names the slate scheme. Custom properties all stay (with PurgeCSS's --variables, the code
 cells lost their colours in dark mode). The result is cached under .cache/notebook-css/ by
 PurgeCSS version, stylesheet and page.
+
+The template also writes two loaders this site does not use, and both are removed: MathJax 2's
+(an empty `<script src="">` and its configuration; the formulas of Markdown cells are SVG from
+math_svg.py like every page's) and Mermaid's, a module that would import Mermaid from cdnjs for a
+notebook's Mermaid cells. A notebook with a Mermaid cell fails the build instead: its diagram
+could not be drawn without another host (draw it on a Markdown page).
 """
 
 import hashlib
@@ -48,6 +54,19 @@ STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
 JUPYTER_CSS = ".jupyter-wrapper"
 # also removed: keyframes and font faces no kept rule uses
 PURGE_OPTIONS = ("--keyframes", "--font-face")
+# nbconvert's MathJax 2 loader (no URL: mkdocs-jupyter sets none) and its configuration
+MATHJAX2_LOADER = re.compile(
+    r'<!-- Load mathjax -->\s*<script src=""> </script>\s*<!-- MathJax configuration -->\s*'
+    r'<script type="text/x-mathjax-config">.*?</script>\s*',
+    re.DOTALL,
+)
+# nbconvert's Mermaid loader: returns at once unless the page has a Mermaid cell
+MERMAID_LOADER = re.compile(
+    r'<script type="module">\s*document\.addEventListener\("DOMContentLoaded", async \(\) => \{'
+    r'\s*const diagrams = document\.querySelectorAll\("\.jp-Mermaid.*?</script>\s*',
+    re.DOTALL,
+)
+MERMAID_CELL = 'class="jp-Mermaid'
 _jupyter_config = tempfile.TemporaryDirectory(prefix="nbconvert-config-")
 
 
@@ -69,7 +88,24 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
     if not page.file.src_uri.endswith(NOTEBOOK):
         return output
-    return trim_notebook_css(output, page.file.src_uri)
+    return trim_notebook_css(without_loaders(output, page.file.src_uri), page.file.src_uri)
+
+
+def without_loaders(output: str, name: str) -> str:
+    """The page without nbconvert's MathJax 2 and Mermaid loaders (see the module docstring)."""
+    if MERMAID_CELL in output:
+        raise PluginError(
+            f"notebooks.py ({name}): a Mermaid cell; its diagram would need Mermaid from another "
+            "host. Draw it on a Markdown page (```mermaid), which the build renders"
+        )
+    output, mathjax = MATHJAX2_LOADER.subn("", output)
+    output, mermaid = MERMAID_LOADER.subn("", output)
+    if (mathjax, mermaid) != (1, 1):
+        raise PluginError(
+            f"notebooks.py ({name}): found {mathjax} MathJax 2 and {mermaid} Mermaid loaders "
+            "where nbconvert's template writes one each; the template changed, update the patterns"
+        )
+    return output
 
 
 def trim_notebook_css(output: str, name: str) -> str:
