@@ -16,6 +16,9 @@ time of all plain pages (no math, no diagram) in the same round. A 2-core machin
 ±20 % over the minutes a run takes; comparing within a round keeps the drift out, and the median
 of some thirty plain pages spread through the round keeps out the bias of any one reference load
 (loaded first in each round, /about/ came out faster than the same page loaded later).
+
+First paint (first contentful paint, Paint Timing) is when the reader first sees text; "rendered"
+is when the page has finished loading. scripts/bench_page_variants.py takes one page apart.
 """
 
 import argparse
@@ -51,11 +54,19 @@ def is_plain(site: Path, path: str) -> bool:
 NOT_MATERIAL = ("javascripts/*", "stylesheets/*", "assets/vendor/*", "search/*", "en/search/*")
 PLAIN_KIB_TARGET = 1024  # issue 13: a plain page at most 1 MiB before interaction
 LESSON_TIME_TARGET = 1.5  # ... and a lesson page's rendered time at most 1.5x a plain page's
+# when the browser first drew text or an image of the page (Paint Timing)
+FIRST_CONTENTFUL_PAINT_JS = """() => new Promise(resolve => {
+  new PerformanceObserver((list, observer) => {
+    const paint = list.getEntriesByName("first-contentful-paint")[0];
+    if (paint) { observer.disconnect(); resolve(paint.startTime); }
+  }).observe({ type: "paint", buffered: true });
+})"""
 
 
-def load(browser: Browser, url: str, floor_of: str | None = None) -> tuple[float, int, int]:
-    """One cold load: (ms until rendered, bytes received, HTTP requests). With `floor_of` (the
-    site's base URL), every request but the page and Material's own assets is refused."""
+def load(browser: Browser, url: str, floor_of: str | None = None) -> tuple[float, int, int, float]:
+    """One cold load: (ms until rendered, bytes received, HTTP requests, ms until first contentful
+    paint). With `floor_of` (the site's base URL), every request but the page and Material's own
+    assets is refused."""
     context = browser.new_context(viewport=DESKTOP)
     finished = []
     context.on("requestfinished", lambda request: finished.append(request))
@@ -68,15 +79,17 @@ def load(browser: Browser, url: str, floor_of: str | None = None) -> tuple[float
     rendered_ms = page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS)
     if rendered_ms is None:
         sys.exit(f"{url}: math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
+    first_paint_ms = page.evaluate(FIRST_CONTENTFUL_PAINT_JS)
     page.wait_for_load_state("networkidle")  # the search index and fonts count too
     requests = [r for r in finished if r.url.startswith("http")]
     sizes = [r.sizes() for r in requests]
     received = sum(s["responseBodySize"] + s["responseHeadersSize"] for s in sizes)
     context.close()
-    return rendered_ms, received, len(requests)
+    return rendered_ms, received, len(requests), first_paint_ms
 
 
-Load = tuple[float, int, int]  # (ms until rendered, bytes received, HTTP requests)
+# (ms until rendered, bytes received, HTTP requests, ms until first contentful paint)
+Load = tuple[float, int, int, float]
 
 
 @dataclass
@@ -84,9 +97,9 @@ class Round:
     floor: Load
     pages: dict[str, Load]
 
-    def plain_ms(self, plain_pages: list[str]) -> float:
-        """The median rendered time of the plain pages in this round."""
-        return statistics.median(self.pages[p][0] for p in plain_pages)
+    def plain_ms(self, plain_pages: list[str], column: int = 0) -> float:
+        """The median rendered time (or another time `column`) of the plain pages in this round."""
+        return statistics.median(self.pages[p][column] for p in plain_pages)
 
 
 def measure_round(browser: Browser, base: str, plain: str, pages: list[str], seed: int) -> Round:
@@ -131,11 +144,12 @@ def main() -> None:
     medians = {path: median_loads([r.pages[path] for r in rounds]) for path in pages}
     floor = median_loads([r.floor for r in rounds])
     plain_pages = [p for p in pages if is_plain(args.site, p)]
-    # per-round ratios: (× plain time, × floor time) of each page
+    # per-round ratios: (× plain time, × floor time, × plain first paint) of each page
     time_ratios = {
         path: (
             statistics.median(r.pages[path][0] / r.plain_ms(plain_pages) for r in rounds),
             statistics.median(r.pages[path][0] / r.floor[0] for r in rounds),
+            statistics.median(r.pages[path][3] / r.plain_ms(plain_pages, 3) for r in rounds),
         )
         for path in pages
     }
@@ -143,29 +157,32 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs ({cpu_model()}), Chromium {version}, {args.runs} runs per page")
     print(f"median of cold loads; × plain time: against the median of the {len(plain_pages)} plain")
     print(f"pages in the same round; × plain KiB: against /{plain}; × floor: against /{plain} with")
-    print("only its HTML and Material's own CSS/JS/images (no engine, no index); time ratios are")
-    print("medians over rounds\n")
+    print("only its HTML and Material's own CSS/JS/images (no engine, no index); first paint:")
+    print("first contentful paint, against the plain pages' median in the same round; time ratios")
+    print("are medians over rounds\n")
     print(
         "| page | rendered (ms) | KiB before interaction | requests "
-        "| × plain time | × plain KiB | × floor time | × floor KiB |"
+        "| × plain time | × plain KiB | × floor time | × floor KiB | first paint (ms) "
+        "| × plain first paint |"
     )
-    print("|---|--:|--:|--:|--:|--:|--:|--:|")
-    _, base_bytes, _ = medians[plain]
-    floor_ms, floor_bytes, floor_requests = floor
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    _, base_bytes, _, _ = medians[plain]
+    floor_ms, floor_bytes, floor_requests, floor_paint_ms = floor
     print(
         f"| floor (/{plain}, Material only) | {floor_ms:.0f} | {floor_bytes / 1024:.0f} "
-        f"| {floor_requests:.0f} | | | 1.00 | 1.00 |"
+        f"| {floor_requests:.0f} | | | 1.00 | 1.00 | {floor_paint_ms:.0f} | |"
     )
-    for path, (ms, received, requests) in medians.items():
-        x_plain, x_floor = time_ratios[path]
+    for path, (ms, received, requests, paint_ms) in medians.items():
+        x_plain, x_floor, x_paint = time_ratios[path]
         print(
             f"| /{path} | {ms:.0f} | {received / 1024:.0f} | {requests:.0f} "
             f"| {x_plain:.2f} | {received / base_bytes:.2f} "
-            f"| {x_floor:.2f} | {received / floor_bytes:.2f} |"
+            f"| {x_floor:.2f} | {received / floor_bytes:.2f} | {paint_ms:.0f} | {x_paint:.2f} |"
         )
     worst_plain = max(medians[p][1] for p in plain_pages) / 1024
     heavy = [p for p in pages if not is_plain(args.site, p)]
     worst_ratio = max((time_ratios[p][0] for p in heavy), default=0)
+    worst_paint = max((time_ratios[p][2] for p in heavy), default=0)
     print(
         f"\nlargest plain page before interaction: {worst_plain:.0f} KiB "
         f"(target ≤ {PLAIN_KIB_TARGET}: {worst_plain / PLAIN_KIB_TARGET:.2f} of it)"
@@ -174,6 +191,7 @@ def main() -> None:
         f"slowest page with math or diagrams: {worst_ratio:.2f} × the plain page's rendered time "
         f"(target ≤ {LESSON_TIME_TARGET})"
     )
+    print(f"latest first paint of a page with math or diagrams: {worst_paint:.2f} × plain pages'")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,161 @@
+"""Where one page's load time goes: copies of a built page, each with one thing changed.
+
+    python scripts/bench_page_variants.py [SITE_DIR] [--page PATH/] [--rounds 15]
+
+Copies SITE_DIR (default site/) to a temporary folder and writes the variants of PATH (default
+scheduling/chunked_prefill/) beside it, at the same depth so every relative link still resolves.
+Each round loads /about/ and every variant once, cold and in a shuffled order, as
+scripts/bench_pages.py does; the table shows each variant's median rendered time and its ratio to
+/about/'s (the shuffled order spreads the machine's drift over every variant alike). Run it twice
+before reading a small difference: a 2-core machine's runs move. ADR-0013 records what these
+variants showed.
+"""
+
+import argparse
+import random
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from bench_pages import load
+from playwright.sync_api import sync_playwright
+from serve_site import CHROMIUM, launch_chromium, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = "about/"
+
+
+def with_style(css: str) -> Callable[[str], str]:
+    return lambda html: html.replace("</head>", f"<style>{css}</style></head>", 1)
+
+
+def mathml_only(html: str) -> str:
+    """Each formula's SVG removed and its assistive MathML shown: the browser's own MathML."""
+    html = re.sub(
+        r"<mjx-container.*?</mjx-container>",
+        lambda m: re.sub(r"<svg.*?</svg>", "", m.group(0), flags=re.S),
+        html,
+        flags=re.S,
+    )
+    return html.replace("<mjx-assistive-mml", "<mjx-mathml").replace(
+        "</mjx-assistive-mml>", "</mjx-mathml>"
+    )
+
+
+def svg_flattened(html: str) -> str:
+    """Each formula's SVG without MathJax's per-node <g> wrappers (the same picture)."""
+    one_use = re.compile(
+        r'<g data-mml-node="[a-z]+" transform="([^"]*)"(?: data-mjx-texclass="[A-Z]+")?>'
+        r"(<use [^>]*)></use></g>"
+    )
+    plain_g = re.compile(r'<g data-mml-node="[a-z]+"(?: data-mjx-texclass="[A-Z]+")?>')
+
+    def flatten(svg: str) -> str:
+        svg = one_use.sub(r'\2 transform="\1"></use>', svg)
+        kept, unwrapped = [], []
+        for tag in re.finditer(r"<g\b[^>]*>|</g>|[^<]+|<[^>]*>", svg):
+            text = tag.group(0)
+            if text.startswith("<g"):
+                unwrapped.append(bool(plain_g.fullmatch(text)))
+                if not unwrapped[-1]:
+                    kept.append(text)
+            elif text == "</g>":
+                if not unwrapped.pop():
+                    kept.append(text)
+            else:
+                kept.append(text)
+        return "".join(kept)
+
+    return re.sub(
+        r"<mjx-container.*?</mjx-container>", lambda m: flatten(m.group(0)), html, flags=re.S
+    )
+
+
+def glyphs_inlined(html: str) -> str:
+    """Each <use> of a shared glyph replaced by the glyph's own <path> (no <use> shadow trees)."""
+    glyphs = dict(re.findall(r'<path id="(MJX-glyph-[^"]+)" d="([^"]*)"', html))
+    return re.sub(
+        r'<use data-c="[^"]*" xlink:href="#(MJX-glyph-[^"]+)"([^>]*)></use>',
+        lambda m: f'<path d="{glyphs[m.group(1)]}"{m.group(2)}></path>',
+        html,
+    )
+
+
+def labs_collapsed(html: str) -> str:
+    listing = r'<div class="language-\w+ highlight"><span class="filename">labs/.*?</code></pre>'
+    closed = r"<details><summary>lab</summary>\g<0></details>"
+    return re.sub(listing + "</div>", closed, html, flags=re.S)
+
+
+BLOCKS = ".md-content .md-typeset > :not(h1, h2, h3, h4)"
+VARIANTS: dict[str, Callable[[str], str]] = {
+    "as built": lambda html: html,
+    # a bound: what the page would cost if the browser never laid out an off-screen block
+    "first screen only": with_style(
+        f"{BLOCKS}:nth-child(n+12) {{ content-visibility: hidden !important; }}"
+    ),
+    "no content-visibility": with_style(f"{BLOCKS} {{ content-visibility: visible !important; }}"),
+    "no formulas": lambda html: re.sub(r"<mjx-container.*?</mjx-container>", "x", html, flags=re.S),
+    "MathML only": mathml_only,
+    "SVG only (no assistive MathML)": lambda html: re.sub(
+        r"<mjx-assistive-mml.*?</mjx-assistive-mml>", "", html, flags=re.S
+    ),
+    "SVG groups flattened": svg_flattened,
+    "glyphs inlined (no <use>)": glyphs_inlined,
+    "no syntax highlighting": lambda html: re.sub(
+        r'<span class="[a-z0-9]{1,3}">([^<]*)</span>', r"\1", html
+    ),
+    "lab listings collapsed": labs_collapsed,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", nargs="?", type=Path, default=ROOT / "site")
+    parser.add_argument("--page", default="scheduling/chunked_prefill/")
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    page = args.page.strip("/") + "/"
+    if not (args.site / page / "index.html").is_file():
+        sys.exit(f"{args.site / page} holds no built page: run `make build` first")
+    if not CHROMIUM.exists():
+        sys.exit(f"{CHROMIUM} is missing: apt-get install chromium fonts-noto-cjk")
+    with tempfile.TemporaryDirectory() as tmp:
+        site = Path(tmp) / "site"
+        shutil.copytree(args.site, site)
+        html = (site / page / "index.html").read_text(encoding="utf-8")
+        paths = {}
+        for number, (name, change) in enumerate(VARIANTS.items()):
+            variant = change(html)
+            if name != "as built" and variant == html:
+                print(f"{name}: nothing to change on /{page}, left out")
+                continue
+            paths[name] = f"{page.rstrip('/')}-variant-{number}/"
+            (site / paths[name]).mkdir()
+            (site / paths[name] / "index.html").write_text(variant, encoding="utf-8")
+        times: dict[str, list[float]] = {name: [] for name in [REFERENCE, *paths]}
+        with serve(site) as base, sync_playwright() as playwright:
+            browser = launch_chromium(playwright)
+            load(browser, base + REFERENCE)  # warm-up, not counted
+            for seed in range(args.rounds):
+                order = [REFERENCE, *paths]
+                random.Random(seed).shuffle(order)
+                for name in order:
+                    times[name].append(load(browser, base + paths.get(name, name))[0])
+            browser.close()
+    print(f"/{page}: {args.rounds} rounds, cold loads in a shuffled order; medians\n")
+    print("| variant | rendered (ms) | × /about/ |")
+    print("|---|--:|--:|")
+    reference_ms = statistics.median(times[REFERENCE])
+    print(f"| /{REFERENCE} | {reference_ms:.0f} | 1.00 |")
+    for name in paths:
+        median_ms = statistics.median(times[name])
+        print(f"| {name} | {median_ms:.0f} | {median_ms / reference_ms:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
