@@ -4,7 +4,7 @@
 
 Copies SITE_DIR (default site/) to a temporary folder and writes the variants of PATH (default
 scheduling/chunked_prefill/) beside it, at the same depth so every relative link still resolves.
-Each round loads /about/ and every variant once, cold and in a shuffled order, as
+Each round loads a plain page (/about/) and every variant once, cold and in a shuffled order, as
 scripts/bench_pages.py does; the table shows each variant's median rendered time and its ratio to
 /about/'s (the shuffled order spreads the machine's drift over every variant alike). Run it twice
 before reading a small difference: a 2-core machine's runs move. ADR-0013 records what these
@@ -21,12 +21,12 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_pages import load
+from bench_pages import is_plain, load
 from playwright.sync_api import sync_playwright
-from serve_site import CHROMIUM, launch_chromium, serve
+from serve_site import CHROMIUM, launch_chromium, page_paths, serve
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = "about/"
+FORMULA = re.compile(r"<mjx-container.*?</mjx-container>", re.S)  # math_svg.py's output
 
 
 def with_style(css: str) -> Callable[[str], str]:
@@ -35,12 +35,7 @@ def with_style(css: str) -> Callable[[str], str]:
 
 def mathml_only(html: str) -> str:
     """Each formula's SVG removed and its assistive MathML shown: the browser's own MathML."""
-    html = re.sub(
-        r"<mjx-container.*?</mjx-container>",
-        lambda m: re.sub(r"<svg.*?</svg>", "", m.group(0), flags=re.S),
-        html,
-        flags=re.S,
-    )
+    html = FORMULA.sub(lambda m: re.sub(r"<svg.*?</svg>", "", m.group(0), flags=re.S), html)
     return html.replace("<mjx-assistive-mml", "<mjx-mathml").replace(
         "</mjx-assistive-mml>", "</mjx-mathml>"
     )
@@ -70,9 +65,7 @@ def svg_flattened(html: str) -> str:
                 kept.append(text)
         return "".join(kept)
 
-    return re.sub(
-        r"<mjx-container.*?</mjx-container>", lambda m: flatten(m.group(0)), html, flags=re.S
-    )
+    return FORMULA.sub(lambda m: flatten(m.group(0)), html)
 
 
 def glyphs_inlined(html: str) -> str:
@@ -99,7 +92,7 @@ VARIANTS: dict[str, Callable[[str], str]] = {
         f"{BLOCKS}:nth-child(n+12) {{ content-visibility: hidden !important; }}"
     ),
     "no content-visibility": with_style(f"{BLOCKS} {{ content-visibility: visible !important; }}"),
-    "no formulas": lambda html: re.sub(r"<mjx-container.*?</mjx-container>", "x", html, flags=re.S),
+    "no formulas": lambda html: FORMULA.sub("x", html),
     "MathML only": mathml_only,
     "SVG only (no assistive MathML)": lambda html: re.sub(
         r"<mjx-assistive-mml.*?</mjx-assistive-mml>", "", html, flags=re.S
@@ -124,6 +117,10 @@ def main() -> None:
         sys.exit(f"{args.site / page} holds no built page: run `make build` first")
     if not CHROMIUM.exists():
         sys.exit(f"{CHROMIUM} is missing: apt-get install chromium fonts-noto-cjk")
+    # the reference: the plain page bench_pages.py compares bytes with (/about/ today)
+    reference = next((p for p in page_paths(args.site) if is_plain(args.site, p)), None)
+    if reference is None:
+        sys.exit("every page has math or a diagram: no plain page to compare with")
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
         shutil.copytree(args.site, site)
@@ -137,21 +134,21 @@ def main() -> None:
             paths[name] = f"{page.rstrip('/')}-variant-{number}/"
             (site / paths[name]).mkdir()
             (site / paths[name] / "index.html").write_text(variant, encoding="utf-8")
-        times: dict[str, list[float]] = {name: [] for name in [REFERENCE, *paths]}
+        times: dict[str, list[float]] = {name: [] for name in [reference, *paths]}
         with serve(site) as base, sync_playwright() as playwright:
             browser = launch_chromium(playwright)
-            load(browser, base + REFERENCE)  # warm-up, not counted
+            load(browser, base + reference)  # warm-up, not counted
             for seed in range(args.rounds):
-                order = [REFERENCE, *paths]
+                order = [reference, *paths]
                 random.Random(seed).shuffle(order)
                 for name in order:
                     times[name].append(load(browser, base + paths.get(name, name))[0])
             browser.close()
     print(f"/{page}: {args.rounds} rounds, cold loads in a shuffled order; medians\n")
-    print("| variant | rendered (ms) | × /about/ |")
+    print(f"| variant | rendered (ms) | × /{reference} |")
     print("|---|--:|--:|")
-    reference_ms = statistics.median(times[REFERENCE])
-    print(f"| /{REFERENCE} | {reference_ms:.0f} | 1.00 |")
+    reference_ms = statistics.median(times[reference])
+    print(f"| /{reference} | {reference_ms:.0f} | 1.00 |")
     for name in paths:
         median_ms = statistics.median(times[name])
         print(f"| {name} | {median_ms:.0f} | {median_ms / reference_ms:.2f} |")

@@ -54,12 +54,13 @@ def is_plain(site: Path, path: str) -> bool:
 NOT_MATERIAL = ("javascripts/*", "stylesheets/*", "assets/vendor/*", "search/*", "en/search/*")
 PLAIN_KIB_TARGET = 1024  # issue 13: a plain page at most 1 MiB before interaction
 LESSON_TIME_TARGET = 1.5  # ... and a lesson page's rendered time at most 1.5x a plain page's
-# when the browser first drew text or an image of the page (Paint Timing)
-FIRST_CONTENTFUL_PAINT_JS = """() => new Promise(resolve => {
+# when the browser first drew text or an image of the page (Paint Timing), or null after `timeoutMs`
+FIRST_CONTENTFUL_PAINT_JS = """timeoutMs => new Promise(resolve => {
   new PerformanceObserver((list, observer) => {
     const paint = list.getEntriesByName("first-contentful-paint")[0];
     if (paint) { observer.disconnect(); resolve(paint.startTime); }
   }).observe({ type: "paint", buffered: true });
+  setTimeout(() => resolve(null), timeoutMs);
 })"""
 
 
@@ -79,7 +80,9 @@ def load(browser: Browser, url: str, floor_of: str | None = None) -> tuple[float
     rendered_ms = page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS)
     if rendered_ms is None:
         sys.exit(f"{url}: math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
-    first_paint_ms = page.evaluate(FIRST_CONTENTFUL_PAINT_JS)
+    first_paint_ms = page.evaluate(FIRST_CONTENTFUL_PAINT_JS, RENDER_TIMEOUT_MS)
+    if first_paint_ms is None:
+        sys.exit(f"{url}: nothing painted after {RENDER_TIMEOUT_MS} ms")
     page.wait_for_load_state("networkidle")  # the search index and fonts count too
     requests = [r for r in finished if r.url.startswith("http")]
     sizes = [r.sizes() for r in requests]

@@ -16,6 +16,8 @@ sys.path.insert(0, str(ROOT / "scripts" / "hooks"))  # the hooks' modules: cours
 from course import Course, Lesson, load_course  # noqa: E402  (the path above comes first)
 
 COURSE: Course = load_course(DOCS, ROOT / "snippets")
+# the first lesson written as a Markdown page (not a notebook): its page has code, math and a lab
+FIRST_PAGE_LESSON = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
 MKDOCS = [sys.executable, "-m", "mkdocs"]
 TRANSLATION_SUFFIX = ".en.md"
 

@@ -3,14 +3,14 @@ otherwise leave a variant measuring the page as built)."""
 
 import sys
 
-from conftest import COURSE, DOCS, ROOT, built_html
+from conftest import DOCS, FIRST_PAGE_LESSON, ROOT, built_html
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import bench_page_variants
 
 
 def test_every_variant_changes_a_built_lesson(built_site):
-    lesson = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
+    lesson = FIRST_PAGE_LESSON
     html = built_html(built_site.site, DOCS / lesson.page, "zh").read_text(encoding="utf-8")
     unchanged = [
         name

@@ -7,7 +7,7 @@ import material
 import pytest
 
 import code_spans  # scripts/hooks/code_spans.py
-from conftest import COURSE, DOCS, ROOT, built_html
+from conftest import DOCS, FIRST_PAGE_LESSON, ROOT, built_html
 
 STYLESHEETS = Path(material.__file__).parent / "templates" / "assets" / "stylesheets"
 EXTRA_CSS = ROOT / "docs" / "stylesheets" / "extra.css"
@@ -114,11 +114,13 @@ def test_each_group_is_one_colour_in_both_schemes(colours):
 
 def test_plain_tokens_are_drawn_in_the_code_text_colour(colours):
     rule_of, schemes = colours
+    main = next(STYLESHEETS.glob("main.*.min.css")).read_text(encoding="utf-8")
     extra = EXTRA_CSS.read_text(encoding="utf-8")
     for cls in code_spans.PLAIN:
-        assert not re.search(rf"\.highlight \.{cls}\b", extra), f"extra.css colours .{cls}"
-        if cls not in rule_of:
-            continue  # no rule: the code's own colour
+        assert not re.search(rf"\.highlight \.{cls}\b", extra), f"extra.css styles .{cls}"
+        if cls not in rule_of:  # then no rule of Material's names it: the code's own colour
+            assert not re.search(rf"\.highlight \.{cls}\b", main), f"Material styles .{cls}"
+            continue
         for scheme, variables in schemes.items():
             assert resolve(f"var({rule_of[cls]})", variables) == resolve(
                 "var(--md-code-fg-color)", variables
@@ -126,7 +128,7 @@ def test_plain_tokens_are_drawn_in_the_code_text_colour(colours):
 
 
 def test_a_built_lesson_has_no_plain_token_spans(built_site):
-    lesson = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
+    lesson = FIRST_PAGE_LESSON
     html = built_html(built_site.site, DOCS / lesson.page, "zh").read_text(encoding="utf-8")
     blocks = [m.group(2) for m in code_spans.BLOCK.finditer(html)]
     assert blocks, f"{lesson.page}: no highlighted block; pymdownx.highlight's markup changed?"

@@ -4,7 +4,7 @@ import re
 from types import SimpleNamespace
 
 import material_fixes  # scripts/hooks/material_fixes.py
-from conftest import COURSE, DOCS, built_html
+from conftest import DOCS, FIRST_PAGE_LESSON, built_html
 
 CONFIG = {"theme": {"language": "en"}}
 
@@ -21,7 +21,7 @@ def test_every_code_block_starts_focusable_until_material_mounts_it():
 
 
 def test_built_lesson_code_blocks_carry_the_tabindex(built_site):
-    lesson = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
+    lesson = FIRST_PAGE_LESSON
     html = built_html(built_site.site, DOCS / lesson.page, "zh").read_text(encoding="utf-8")
     blocks = re.findall(r"<pre[^>]*>(?:<span></span>)?<code[^>]*>", html)
     assert blocks, f"{lesson.page}: no code block found; pymdownx.highlight's markup changed?"

@@ -1,8 +1,8 @@
 """MkDocs hook: highlighted code with fewer elements and the same colours (docs/adr/0013).
 
-Pygments wraps every token of a code block in a <span>; on a lesson page these are most of the
-page's elements (4,335 of 6,195 on /scheduling/chunked_prefill/), and Chromium parses, styles and
-lays out each one while the page loads (scripts/bench_pages.py). Material colours a token by its
+Pygments wraps every token of a code block in a <span>; on a lesson page with code these are
+most of the page's elements, and Chromium parses, styles and lays out each one while the page
+loads (ADR-0013, scripts/bench_page_variants.py). Material colours a token by its
 class, and many classes share a colour, so in pymdownx.highlight's blocks this hook
 
 - unwraps tokens drawn in plain code colour (names, whitespace, classes Material does not colour);
@@ -10,9 +10,9 @@ class, and many classes share a colour, so in pymdownx.highlight's blocks this h
 
 Only tags change: the text, which the copy button, search and Ctrl+F read, is the same. The colour
 groups below are Material's (and docs/stylesheets/extra.css's) in both schemes;
-tests/test_code_spans.py checks them against the built CSS, so a theme change that gives two
-joined classes different colours fails there. Comments are never joined: Material looks for code
-annotations in them.
+tests/test_code_spans.py checks them against Material's installed CSS, so a theme change that
+gives two joined classes different colours fails there. Comments are never joined: Material
+looks for code annotations in them.
 """
 
 import re

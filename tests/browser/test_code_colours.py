@@ -12,7 +12,7 @@ import markdown
 import pytest
 
 import code_spans  # scripts/hooks/code_spans.py
-from conftest import COURSE, ROOT
+from conftest import FIRST_PAGE_LESSON, ROOT
 
 from .pagecheck import DESKTOP
 
@@ -44,7 +44,7 @@ def highlighted(source: str, language: str) -> str:
 
 def samples() -> list[tuple[str, str]]:
     """Every file of the first lesson with code, and a shell block."""
-    lesson = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
+    lesson = FIRST_PAGE_LESSON
     files = sorted((ROOT / "snippets" / lesson.slug).glob("*.py"))
     assert files, f"snippets/{lesson.slug}/ has no Python file"
     shell = "make serve  # 'quoted' $HOME \"and\" ${VAR:-1} | grep -c x > /dev/null"
@@ -53,7 +53,7 @@ def samples() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_joined_spans_draw_every_character_the_same(browser, site_url, scheme):
-    lesson = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
+    lesson = FIRST_PAGE_LESSON
     context = browser.new_context(viewport=DESKTOP)
     page = context.new_page()
     page.goto(f"{site_url}{lesson.part.key}/{lesson.slug}/")
