@@ -1,6 +1,6 @@
 """The author's loop: a cold strict build, the share of it spent executing code, and `make serve`.
 
-    python scripts/bench_build.py [--runs 1] [--edits 5]
+    python scripts/bench_build.py [--runs 1] [--edits 5] [--snippet snippets/<lesson>/<file>.py]
 
 1. Cold `mkdocs build --strict` of both languages into an empty folder, in a fresh process.
 2. The same build with execution off (markdown-exec registered for no language, so executed
@@ -9,8 +9,8 @@
    build that executing blocks and notebooks takes.
 3. `mkdocs serve` with the options `make serve` gives it (read from the Makefile: --strict,
    --livereload, --dirty) and its SERVE_LANG (one language, zh, unless --serve-lang says
-   otherwise; --serve-lang "" builds both): append a
-   print to a snippet that an executed block includes, then time until the served page shows
+   otherwise; --serve-lang "" builds both): append a print to a snippet that an executed block
+   includes (--snippet, or the first one a Chinese page shows), then time until the page shows
    the new output and until MkDocs tells the browser to reload; median of --edits edits.
    MkDocs' log lines split each rebuild into its parts: waiting for the edits to settle, the
    default language, the others (static-i18n builds them one after the other, in the same
@@ -104,8 +104,9 @@ class Target:
     url_path: str  # the page that shows its output, relative to the site root
 
 
-def find_target() -> Target:
-    """The first Chinese page with a text-output block that includes a snippet."""
+def find_target(snippet: Path | None = None) -> Target:
+    """The first Chinese page with a text-output block that includes `snippet` (by default any
+    snippet: the first such block of the first such page)."""
     for page in sorted((ROOT / "docs").rglob("*.md")):
         if page.name.endswith(".en.md") or "includes" in page.parts:
             continue
@@ -113,13 +114,15 @@ def find_target() -> Target:
             if "result" not in block.options:
                 continue
             for line in block.body.splitlines():
-                if (included := SNIPPET.match(line)) and (
-                    ROOT / "snippets" / included[1]
-                ).is_file():
+                if not (included := SNIPPET.match(line)):
+                    continue
+                path = ROOT / "snippets" / included[1]
+                if path.is_file() and (snippet is None or path.resolve() == snippet.resolve()):
                     rel = page.relative_to(ROOT / "docs").with_suffix("")
                     url = "" if rel.name == "index" else f"{rel.as_posix()}/"
-                    return Target(ROOT / "snippets" / included[1], url)
-    sys.exit("no page has a result= block that includes a snippet: nothing to edit")
+                    return Target(path, url)
+    what = snippet if snippet is not None else "a snippet"
+    sys.exit(f"no page has a result= block that includes {what}: nothing to edit")
 
 
 class ServeLog:
@@ -182,6 +185,7 @@ class Edit:
     settle_s: float  # edit -> the rebuild starts (MkDocs waits for edits to stop)
     default_lang_s: float  # rebuild start -> static-i18n starts the next language
     other_langs_s: float  # -> the rebuild is done
+    pages: int  # pages the rebuild rendered (serve_rebuild.py's log line)
 
 
 @dataclass(frozen=True)
@@ -201,15 +205,22 @@ def broad_edit(log: "ServeLog", snippet: Path, n: int) -> BroadEdit:
     finally:
         snippet.write_text(original, encoding="utf-8")
     log.wait_for(reload, r"Reloading browsers")  # the rebuild the restore starts
+    return BroadEdit(reload - start, rebuilt_pages(log, start, reload))
+
+
+def rebuilt_pages(log: "ServeLog", start: float, reload: float) -> int:
+    """How many pages serve_rebuild.py marked for the rebuild between `start` and `reload`."""
     lines = log.between(start, reload, r"serve_rebuild: .* rebuilding ")
-    pages = sum(len(line.split("rebuilding ", 1)[1].split(", ")) for line in lines)
-    return BroadEdit(reload - start, pages)
+    return sum(len(line.split("rebuilding ", 1)[1].split(", ")) for line in lines)
 
 
-def serve_edits(edits: int, lang: str, broad: int = 0) -> tuple[list[Edit], list[BroadEdit]]:
+def serve_edits(
+    edits: int, lang: str, broad: int = 0, snippet: Path | None = None
+) -> tuple[Target, list[Edit], list[BroadEdit]]:
     """`lang`: the one language `make serve` builds (COURSE_ONLY_LANG, mkdocs.yml); "" for both.
-    Then `broad` edits of BROAD_SNIPPET, which most pages import."""
-    target = find_target()
+    `snippet`: the file edited (find_target). Then `broad` edits of BROAD_SNIPPET, which most
+    pages import."""
+    target = find_target(snippet)
     original = target.snippet.read_text(encoding="utf-8")
     port = free_port()
     proc = subprocess.Popen(
@@ -240,8 +251,16 @@ def serve_edits(edits: int, lang: str, broad: int = 0) -> tuple[list[Edit], list
             # static-i18n logs "Building '<lang>' documentation" for each language; the last one
             # before the reload starts the last language
             other = log.last_between(began, reload, r"Building '\w+' documentation") or reload
+            pages = rebuilt_pages(log, start, reload)
             results.append(
-                Edit(visible - start, reload - start, began - start, other - began, reload - other)
+                Edit(
+                    visible - start,
+                    reload - start,
+                    began - start,
+                    other - began,
+                    reload - other,
+                    pages,
+                )
             )
         restored = time.perf_counter()
         target.snippet.write_text(original, encoding="utf-8")
@@ -251,8 +270,7 @@ def serve_edits(edits: int, lang: str, broad: int = 0) -> tuple[list[Edit], list
         target.snippet.write_text(original, encoding="utf-8")
         proc.terminate()
         proc.wait(timeout=30)
-    print(f"edited {target.snippet.relative_to(ROOT)}, watched /{target.url_path}", file=sys.stderr)
-    return results, broad_results
+    return target, results, broad_results
 
 
 def main() -> None:
@@ -273,6 +291,12 @@ def main() -> None:
         help="edits of snippets/core/formats.py, which most pages import (default 1)",
     )
     parser.add_argument("--serve-only", action="store_true", help="skip the cold builds")
+    parser.add_argument(
+        "--snippet",
+        type=Path,
+        help="the file the serve edits change, e.g. snippets/prefill_decode/kv_growth.py "
+        "(default: the first snippet a Chinese page shows the text output of)",
+    )
     args = parser.parse_args()
     if (
         shutil.which("git")
@@ -294,7 +318,7 @@ def main() -> None:
         off = build(BLOCKS_OFF | NOTEBOOKS_OFF)
         no_blocks = build(BLOCKS_OFF)
         no_notebooks = build(NOTEBOOKS_OFF)
-    edits, broad = serve_edits(args.edits, args.serve_lang, args.broad_edits)
+    target, edits, broad = serve_edits(args.edits, args.serve_lang, args.broad_edits, args.snippet)
 
     def median(field: str) -> float:
         return statistics.median(getattr(e, field) for e in edits)
@@ -309,7 +333,8 @@ def main() -> None:
         print_builds(on, off, no_blocks, no_notebooks)
     languages = f"{args.serve_lang} only" if args.serve_lang else "both languages"
     print(
-        f"| `make serve` ({languages}): snippet edit → served page shows it "
+        f"| `make serve` ({languages}): edit of {target.snippet.relative_to(ROOT)} → "
+        f"/{target.url_path} shows it ({median('pages'):.0f} pages rebuilt) "
         f"| {median('visible_s'):.1f} | ÷ 2 s target {median('visible_s') / 2:.2f} |"
     )
     print(f"| `make serve`: snippet edit → browser reload | {median('reload_s'):.1f} | |")

@@ -31,6 +31,12 @@ def layout(tmp_path) -> serve_rebuild.Layout:
         "snippets/lesson_b/values.py": "def values():\n    return {}\n",
         "snippets/lesson_c/__init__.py": "",
         "snippets/lesson_c/sim.py": "import lesson_a.estimate\n",
+        "snippets/lesson_a/other.py": "print(2)\n",
+        "snippets/lesson_b/chart.py": "print(3)\n",
+        "snippets/lesson_d/__init__.py": "",
+        "snippets/lesson_d/base.py": "K = 1\n",
+        "snippets/lesson_d/scale.py": "S = 2\n",
+        "snippets/lesson_d/show.py": "from .base import K\nfrom . import scale\nprint(K)\n",
         "labs/lab_a/run.py": "print(1)\n",
         "labs/results/gpu/run.json": "{}",
         "docs/includes/abbreviations.zh.md": "",
@@ -53,6 +59,9 @@ PAGES = {
     "c.ipynb": json.dumps({"cells": [{"source": ["from lesson_c.sim import run\n"]}]}),
     "lab.md": '```python\n--8<-- "lab_a/run.py"\n```\n',
     "plain.md": "No code. `{{ lesson_b.figure }}` written in prose as an example.\n",
+    "a_other.md": '```python exec="on"\n--8<-- "lesson_a/other.py"\n```\n',
+    "d.md": '```python exec="on"\n--8<-- "lesson_d/show.py"\n```\n',
+    "e.md": '```python exec="on"\nfrom core import (\n    models,\n)\n```\n',
 }
 
 
@@ -70,9 +79,57 @@ def test_a_package_change_reaches_pages_that_include_import_or_quote_it(layout):
     assert rebuilt(layout, "snippets/lesson_b/values.py") == ({"b.md", "plain.md"}, False)
 
 
+def test_a_module_edit_reaches_the_pages_that_run_that_module_not_its_whole_package(layout):
+    # a_other.md includes another module of lesson_a; nothing it runs imports estimate.py
+    assert rebuilt(layout, "snippets/lesson_a/other.py") == ({"a_other.md"}, False)
+    # b.md quotes lesson_b's values, computed by values.py, which does not import chart.py
+    assert rebuilt(layout, "snippets/lesson_b/chart.py") == (set(), False)
+
+
+def test_relative_imports_and_parenthesised_imports_are_followed(layout):
+    # show.py: `from .base import K` and `from . import scale`
+    assert rebuilt(layout, "snippets/lesson_d/base.py") == ({"d.md"}, False)
+    assert rebuilt(layout, "snippets/lesson_d/scale.py") == ({"d.md"}, False)
+    # e.md: `from core import (\n    models,\n)` runs core/models.py
+    assert "e.md" in rebuilt(layout, "snippets/core/models.py")[0]
+
+
+def test_a_package_init_reaches_every_page_that_runs_a_module_below_it(layout):
+    # importing lesson_a.other runs lesson_a/__init__.py first
+    expected = {"a.md", "a_other.md", "c.ipynb"}
+    assert rebuilt(layout, "snippets/lesson_a/__init__.py") == (expected, False)
+
+
 def test_a_data_file_belongs_to_its_package_and_reaches_every_importer(layout):
-    # core is imported by lesson_a, which lesson_c imports
-    assert rebuilt(layout, "snippets/core/models/m.json") == ({"a.md", "c.ipynb"}, False)
+    # core/models.py reads it; lesson_a imports core.models, lesson_c imports lesson_a
+    assert rebuilt(layout, "snippets/core/models/m.json") == ({"a.md", "c.ipynb", "e.md"}, False)
+
+
+def test_a_module_added_or_removed_reaches_every_page_that_runs_its_package(layout):
+    root = layout.docs.parent
+    new = root / "snippets" / "lesson_a" / "new.py"
+    new.write_text("print(4)\n", encoding="utf-8")
+    expected = ({"a.md", "a_other.md", "c.ipynb"}, False)
+    assert serve_rebuild.pages_to_rebuild(PAGES, {new}, layout, {new}) == expected
+    new.unlink()
+    assert serve_rebuild.pages_to_rebuild(PAGES, {new}, layout, {new}) == expected
+
+
+def test_a_module_that_does_not_parse_keeps_its_imports(layout):
+    # an author mid-edit: its imports are read by pattern, so its dependencies still count
+    sim = layout.packages_root / "lesson_c" / "sim.py"
+    sim.write_text("import lesson_a.estimate\ndef broken(:\n", encoding="utf-8")
+    assert rebuilt(layout, "snippets/lesson_a/estimate.py") == ({"a.md", "c.ipynb"}, False)
+    assert rebuilt(layout, "snippets/lesson_c/sim.py") == ({"c.ipynb"}, False)
+
+
+def test_module_imports_resolve_relative_names_and_parent_packages(layout):
+    known = serve_rebuild.snippet_modules(layout)
+    graph = serve_rebuild.module_imports(known)
+    assert graph["lesson_d.show"] == {"lesson_d", "lesson_d.base", "lesson_d.scale"}
+    assert graph["lesson_a.estimate"] == {"lesson_a", "core", "core.models"}
+    assert graph["core.models"] == {"core"}  # `import json` is not the course's
+    assert "core.models" in known and known["core.models"].name == "models.py"
 
 
 def test_an_included_lab_script_reaches_only_the_pages_that_include_it(layout):

@@ -5,9 +5,11 @@ edited snippet would leave stale executed output on the page (TOOLCHAIN item 11)
 finds, at the start of each rebuild, which watched files changed since the last one, and marks
 every page that can show them as modified:
 
-- a file under snippets/<package>/: every page that includes a file of that package, imports
-  it, or quotes its values ({{ package.name }}), directly or through the packages it imports
-  (package granularity: data files such as core/models/*.json belong to their package);
+- a module under snippets/<package>/: every page that runs it: includes it, imports it, or quotes
+  the values of the package's values.py ({{ package.name }}), directly or through the modules
+  those import (an import graph of the modules, read with `ast`);
+- a data file under snippets/<package>/ (core/models/*.json), or a module added or removed: every
+  page that runs any module of that package (a module may open a file by path);
 - another file a page includes with `--8<--` (a lab script): the pages that include it;
 - anything else (mkdocs.yml, a hook, docs/lessons.yml, docs/includes/, labs/results/, a file
   outside a package), or a page added or removed (the nav changes): every page, as a full build
@@ -23,6 +25,7 @@ Outside `mkdocs serve --dirty` it does nothing: `make build` and `make test` bui
 See docs/adr/0014-serve-rebuilds.md.
 """
 
+import ast
 import json
 import logging
 import os
@@ -45,7 +48,9 @@ DIRTY_MARKER = "COURSE_MKDOCS_SERVE_DIRTY"  # on_startup runs once; this hook re
 STATE_MODULE = "course_serve_rebuild_state"
 DIRTY_WARNING = "A 'dirty' build is being performed"
 INCLUDE = re.compile(r"""--8<--\s+["']([^"':]+)(?::[^"']*)?["']""")
-IMPORT = re.compile(r"\b(?:from|import)\s+([A-Za-z_]\w*)")
+# `from a.b import c, d` and `import a.b, e` (a relative `from .x` is for modules, read by ast)
+FROM_IMPORT = re.compile(r"\bfrom\s+([A-Za-z_][\w.]*)\s+import\s+(\([^)]*\)|[\w \t,]+)")
+PLAIN_IMPORT = re.compile(r"\bimport\s+([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*)")
 VALUE = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\.[a-z_][a-z0-9_]*\s*\}\}")
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 FULL_REBUILD_DOCS = ("includes/", "lessons.yml")  # docs/ files every page reads
@@ -147,48 +152,113 @@ class Layout:
 
 @dataclass
 class Reads:
-    """What a page can show: files it includes, packages it imports or quotes."""
+    """What a page can show: files it includes, snippets modules it runs or quotes."""
 
     files: set[Path] = field(default_factory=set)
-    packages: set[str] = field(default_factory=set)
+    modules: set[str] = field(default_factory=set)
 
 
-def page_reads(text: str, layout: Layout, known: set[str]) -> Reads:
+def module_name(path: Path, layout: Layout) -> str | None:
+    """snippets/core/models.py -> "core.models", snippets/core/__init__.py -> "core"."""
+    if layout.package_of(path) is None or path.suffix != ".py":
+        return None
+    parts = path.resolve().relative_to(layout.packages_root.resolve()).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def snippet_modules(layout: Layout) -> dict[str, Path]:
+    """Every module and package folder under snippets/<package>/: dotted name -> path."""
+    found: dict[str, Path] = {}
+    root = layout.packages_root
+    for package in layout.packages():
+        for path in [root / package, *(root / package).rglob("*")]:
+            if SKIPPED_PARTS & set(path.parts):
+                continue
+            if path.is_dir():  # a folder beside a module of its name (core/models/) is data
+                found.setdefault(".".join(path.relative_to(root).parts), path)
+            elif (name := module_name(path, layout)) is not None:
+                found[name] = path
+    return found
+
+
+def named_in_text(text: str) -> set[str]:
+    """Dotted names a text imports, found by pattern (pages, notebooks' JSON, broken modules):
+    `from a.b import c, d` gives a.b, a.b.c, a.b.d; `import a.b, e` gives a.b and e."""
+    names: set[str] = set()
+    for base, imported in FROM_IMPORT.findall(text):
+        names.add(base)
+        names |= {f"{base}.{name}" for name in re.findall(r"[A-Za-z_]\w*", imported)}
+    for imported in PLAIN_IMPORT.findall(text):
+        names |= {name.strip() for name in imported.split(",")}
+    return names
+
+
+def named_in_module(source: str, module: str, is_package: bool) -> set[str]:
+    """Dotted names a module's source imports, relative imports resolved; by pattern if the
+    source does not parse (an author mid-edit)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return named_in_text(source)
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            anchor = package[: len(package) - node.level + 1] if node.level else []
+            base = ".".join([*anchor, *([node.module] if node.module else [])])
+            names.add(base)
+            names |= {f"{base}.{alias.name}" for alias in node.names}
+    return names
+
+
+def resolve(names: set[str], known: dict[str, Path]) -> set[str]:
+    """The known modules that importing `names` runs: each name and the packages above it."""
+    found = set()
+    for name in names:
+        parts = name.split(".")
+        found |= {m for i in range(1, len(parts) + 1) if (m := ".".join(parts[:i])) in known}
+    return found
+
+
+def module_imports(known: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the modules importing it runs directly (its imports and its parent packages)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in known.items():
+        init = path / "__init__.py" if path.is_dir() else path
+        source = init.read_text(encoding="utf-8", errors="replace") if init.is_file() else ""
+        names = named_in_module(source, module, path.is_dir() or path.name == "__init__.py")
+        graph[module] = resolve(names | {module.rsplit(".", 1)[0]}, known) - {module}
+    return graph
+
+
+def page_reads(text: str, layout: Layout, known: dict[str, Path]) -> Reads:
     """Found in the page's source as written (a notebook's JSON included): over-counting only
     rebuilds a page more often, never shows stale output."""
     reads = Reads()
-    sources = [text]
+    names = named_in_text(text)
     for name in INCLUDE.findall(text):
         path = layout.resolve_include(name.strip())
         if path is not None:
             reads.files.add(path)
-            sources.append(path.read_text(encoding="utf-8", errors="replace"))
-            if (package := layout.package_of(path)) is not None:
-                reads.packages.add(package)
-    for source in sources:
-        reads.packages |= set(IMPORT.findall(source)) & known
-    reads.packages |= set(VALUE.findall(text)) & known
+            # an included snippet runs as part of the page's block: its imports are the page's
+            names |= named_in_text(path.read_text(encoding="utf-8", errors="replace"))
+            if (module := module_name(path, layout)) is not None:
+                names.add(module)
+    # {{ package.name }} is computed by snippets/<package>/values.py (values.py hook)
+    names |= {f"{package}.values" for package in VALUE.findall(text)}
+    reads.modules = resolve(names, known)
     return reads
 
 
-def package_imports(layout: Layout, known: set[str]) -> dict[str, set[str]]:
-    """package -> the other packages its modules import."""
-    graph: dict[str, set[str]] = {}
-    for package in known:
-        names: set[str] = set()
-        for path in (layout.packages_root / package).rglob("*.py"):
-            names |= set(IMPORT.findall(path.read_text(encoding="utf-8", errors="replace")))
-        graph[package] = (names & known) - {package}
-    return graph
-
-
-def closure(packages: set[str], graph: dict[str, set[str]]) -> set[str]:
-    seen, todo = set(), list(packages)
+def closure(modules: set[str], graph: dict[str, set[str]]) -> set[str]:
+    seen, todo = set(), list(modules)
     while todo:
-        package = todo.pop()
-        if package not in seen:
-            seen.add(package)
-            todo.extend(graph.get(package, ()))
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
     return seen
 
 
@@ -216,6 +286,9 @@ def pages_to_rebuild(
     """(src_uris of the pages a change can reach, whether that is every page).
 
     `pages`: src_uri -> the page's source text. A page added or removed changes every page's nav.
+    An edited module reaches the pages that run it; a data file, or a module added or removed,
+    reaches the pages that run any module of its package (a module may open the file by path,
+    and a page may import a module that did not exist).
     """
     new_or_gone_page = any(
         path.suffix in PAGE_SUFFIXES and path.resolve().is_relative_to(layout.docs.resolve())
@@ -223,14 +296,28 @@ def pages_to_rebuild(
     )
     if new_or_gone_page or any(needs_full_rebuild(path, layout) for path in changed):
         return set(pages), True
-    known = layout.packages()
-    changed_packages = {p for path in changed if (p := layout.package_of(path)) is not None}
+    known = snippet_modules(layout)
+    graph = module_imports(known)
+    changed_modules: set[str] = set()
+    changed_packages: set[str] = set()
+    for path in changed:
+        if (package := layout.package_of(path)) is None:
+            continue
+        module = module_name(path, layout)
+        if module is None or path in added_or_removed:
+            changed_packages.add(package)
+        else:
+            changed_modules.add(module)
     changed_files = {path.resolve() for path in changed}
-    graph = package_imports(layout, known)
     hit = set()
     for src_uri, text in pages.items():
         reads = page_reads(text, layout, known)
-        if closure(reads.packages, graph) & changed_packages or reads.files & changed_files:
+        runs = closure(reads.modules, graph)
+        if (
+            runs & changed_modules
+            or {module.split(".")[0] for module in runs} & changed_packages
+            or reads.files & changed_files
+        ):
             hit.add(src_uri)
     return hit, False
 
