@@ -19,6 +19,7 @@ Run it: python snippets/continuous_batching/simulate.py
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -77,12 +78,22 @@ class Hardware:
     def prefill_s(self, prompt_tokens: int, k: int) -> float:
         return ttft_bound(self.gpu, self.model, prompt_tokens, self.fmt, k).seconds
 
+    # asked at every step of a simulation; the core's answers depend on the model (and batch) only
+    @cached_property
+    def weight_bytes(self) -> int:
+        return streamed_weight_bytes(self.model, self.fmt)
+
+    @cached_property
+    def _flops_by_batch(self) -> dict[int, int]:
+        return {}
+
     def decode_s(self, batch: int, context_tokens: int) -> float:
         """One step of `batch` sequences holding `context_tokens` cached tokens between them."""
-        nbytes = streamed_weight_bytes(self.model, self.fmt) + kv_cache_bytes(
-            self.model, context_tokens
-        )
-        return bound(self.gpu, decode_flops(self.model, batch), nbytes).seconds
+        flops = self._flops_by_batch.get(batch)
+        if flops is None:
+            flops = self._flops_by_batch[batch] = decode_flops(self.model, batch)
+        nbytes = self.weight_bytes + kv_cache_bytes(self.model, context_tokens)
+        return bound(self.gpu, flops, nbytes).seconds
 
 
 def default_hardware() -> Hardware:
@@ -110,45 +121,46 @@ def simulate(policy: str, stream: Stream, hw: Hardware, slots: int = SLOTS) -> R
     if slots < 1:
         raise ValueError(f"slots must be positive, got {slots}")
     n = len(stream.outputs)
-    first = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    done = np.zeros(n, dtype=np.int64)  # tokens generated so far
+    # plain Python numbers in the step loop: indexing numpy arrays one element at a time is slow
+    arrivals, outputs = stream.arrivals_s.tolist(), stream.outputs.tolist()
+    first, finish = [np.nan] * n, [np.nan] * n
+    done = [0] * n  # tokens generated so far
     t, next_arrival = 0.0, 0
     queue: list[int] = []
     batch: list[int] = []  # requests holding a slot (static: until the whole batch finishes)
     busy = steps = 0
     while next_arrival < n or queue or batch:
-        while next_arrival < n and stream.arrivals_s[next_arrival] <= t:
+        while next_arrival < n and arrivals[next_arrival] <= t:
             queue.append(next_arrival)
             next_arrival += 1
-        running = [r for r in batch if done[r] < stream.outputs[r]]
+        running = [r for r in batch if done[r] < outputs[r]]
         if policy == "continuous" or not running:
             batch = running  # static: only an empty batch is refilled
             admit = queue[: slots - len(batch)]
             del queue[: len(admit)]
             if admit:
                 t += hw.prefill_s(stream.prompt_tokens, len(admit))
-                first[admit] = t
-                done[admit] = 1
-                finished = [r for r in admit if stream.outputs[r] == 1]
-                finish[finished] = t
+                for r in admit:
+                    first[r], done[r] = t, 1
+                    if outputs[r] == 1:
+                        finish[r] = t
                 batch += admit
                 continue
-        running = [r for r in batch if done[r] < stream.outputs[r]]
+        running = [r for r in batch if done[r] < outputs[r]]
         if not running:  # nothing to run: wait for the next request
             batch = []
-            t = max(t, stream.arrivals_s[next_arrival]) if next_arrival < n else t
+            t = max(t, arrivals[next_arrival]) if next_arrival < n else t
             continue
         # context of a sequence: its prompt plus the tokens generated before this step's input
-        context = int(sum(stream.prompt_tokens + done[r] - 1 for r in running))
+        context = sum(stream.prompt_tokens + done[r] - 1 for r in running)
         t += hw.decode_s(len(running), context)
         for r in running:
             done[r] += 1
-            if done[r] == stream.outputs[r]:
+            if done[r] == outputs[r]:
                 finish[r] = t
         busy += len(running)
         steps += 1
-    return Result(policy, first, finish, busy, steps, slots)
+    return Result(policy, np.array(first), np.array(finish), busy, steps, slots)
 
 
 @dataclass(frozen=True)
