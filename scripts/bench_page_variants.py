@@ -1,6 +1,6 @@
 """Where one page's load time goes: copies of a built page, each with one thing changed.
 
-    python scripts/bench_page_variants.py [SITE_DIR] [--page PATH/] [--rounds 15]
+    python scripts/bench_page_variants.py [SITE_DIR] [--page PATH/] [--rounds 15] [--only NAME...]
 
 Copies SITE_DIR (default site/) to a temporary folder and writes the variants of PATH (default
 scheduling/chunked_prefill/) beside it, at the same depth so every relative link still resolves.
@@ -8,7 +8,7 @@ Each round loads a plain page (/about/) and every variant once, cold and in a sh
 scripts/bench_pages.py does; the table shows each variant's median rendered time and its ratio to
 /about/'s (the shuffled order spreads the machine's drift over every variant alike). Run it twice
 before reading a small difference: a 2-core machine's runs move. ADR-0013 records what these
-variants showed.
+variants showed. --only keeps the variants whose name contains one of the words given.
 """
 
 import argparse
@@ -78,10 +78,69 @@ def glyphs_inlined(html: str) -> str:
     )
 
 
+def formulas_as_masks(html: str) -> str:
+    """Each formula's SVG made a standalone image (its glyphs inlined) and drawn as the CSS mask of
+    one <span> in the text colour: one element instead of the SVG's tree; the MathML stays."""
+    glyphs = dict(re.findall(r'<path id="(MJX-glyph-[^"]+)" d="([^"]*)"', html))
+    use = re.compile(r'<use data-c="[^"]*" xlink:href="#(MJX-glyph-[^"]+)"([^>]*)></use>')
+    attrs = re.compile(
+        r'style="([^"]*)"[^>]*? width="([^"]*)" height="([^"]*)"[^>]*?viewBox="([^"]*)"'
+    )
+
+    def mask(svg: str) -> str:
+        style, width, height, box = attrs.search(svg).groups()
+        inner = svg[svg.index(">") + 1 : -len("</svg>")]
+        inner = use.sub(lambda u: f'<path d="{glyphs[u.group(1)]}"{u.group(2)}/>', inner)
+        inner = re.sub(r' data-(?:mml-node|mjx-texclass|c)="[^"]*"', "", inner)
+        image = f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='{box}'>{inner}</svg>"
+        image = image.replace('"', "'")
+        encoded = "".join(
+            c if c.isalnum() or c in " -.,'/=:()" else f"%{ord(c):02X}" for c in image
+        )
+        return (
+            f'<span class="mjx-m" aria-hidden="true" style="{style} width: {width}; '
+            f'height: {height}; --m: url(&quot;data:image/svg+xml,{encoded}&quot;)"></span>'
+        )
+
+    def container(m: re.Match) -> str:
+        out, depth, start = [], 0, 0
+        text = m.group(0)
+        for tag in re.finditer(r"<svg\b[^>]*>|</svg>", text):
+            if tag.group(0).startswith("<svg"):
+                if depth == 0:
+                    out.append(text[start : tag.start()])
+                    start = tag.start()
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    out.append(mask(text[start : tag.end()]))
+                    start = tag.end()
+        return "".join(out) + text[start:]
+
+    css = (
+        ".mjx-m { display: inline-block; background-color: currentColor; "
+        "mask: var(--m) center / 100% 100% no-repeat; }"
+    )
+    return with_style(css)(FORMULA.sub(container, html))
+
+
 def labs_collapsed(html: str) -> str:
     listing = r'<div class="language-\w+ highlight"><span class="filename">labs/.*?</code></pre>'
     closed = r"<details><summary>lab</summary>\g<0></details>"
     return re.sub(listing + "</div>", closed, html, flags=re.S)
+
+
+def text_only(html: str) -> str:
+    """The same words with nothing drawn: formulas as "x", charts and diagrams removed, code
+    unhighlighted. What the page's length costs by itself."""
+    html = FORMULA.sub("x", html)
+    article = html.index('<article class="md-content__inner')
+    body, svg = html[article:], re.compile(r"<svg\b(?:(?!<svg\b).)*?</svg>", re.S)
+    while svg.search(body):  # innermost first: a diagram may hold an SVG of its own
+        body = svg.sub("", body)
+    body = re.sub(r'<span class="[a-z0-9]{1,3}">([^<]*)</span>', r"\1", body)
+    return html[:article] + body
 
 
 BLOCKS = ".md-content .md-typeset > :not(h1, h2, h3, h4)"
@@ -103,6 +162,8 @@ VARIANTS: dict[str, Callable[[str], str]] = {
         r'<span class="[a-z0-9]{1,3}">([^<]*)</span>', r"\1", html
     ),
     "lab listings collapsed": labs_collapsed,
+    "formulas as CSS masks": formulas_as_masks,
+    "text only": text_only,
 }
 
 
@@ -111,6 +172,9 @@ def main() -> None:
     parser.add_argument("site", nargs="?", type=Path, default=ROOT / "site")
     parser.add_argument("--page", default="scheduling/chunked_prefill/")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument(
+        "--only", nargs="+", metavar="NAME", help="variants whose name contains one of these"
+    )
     args = parser.parse_args()
     page = args.page.strip("/") + "/"
     if not (args.site / page / "index.html").is_file():
@@ -127,6 +191,8 @@ def main() -> None:
         html = (site / page / "index.html").read_text(encoding="utf-8")
         paths = {}
         for number, (name, change) in enumerate(VARIANTS.items()):
+            if args.only and name != "as built" and not any(o in name for o in args.only):
+                continue
             variant = change(html)
             if name != "as built" and variant == html:
                 print(f"{name}: nothing to change on /{page}, left out")
