@@ -131,6 +131,19 @@ def labs_collapsed(html: str) -> str:
     return re.sub(listing + "</div>", closed, html, flags=re.S)
 
 
+ONE_TOKEN = re.compile(
+    r'<mjx-container(?:(?!</mjx-container>).)*?<math xmlns="[^"]*"><(mi|mn)>([^<]{1,3})</\1></math>'
+    r"</mjx-assistive-mml></mjx-container>",
+    re.S,
+)
+
+
+def one_token_as_text(html: str) -> str:
+    """Each formula that is one letter or number (`$B$`, `$2$`) written as text: a variable in
+    italics, a number upright; every other formula as built."""
+    return ONE_TOKEN.sub(lambda m: f"<i>{m[2]}</i>" if m[1] == "mi" else m[2], html)
+
+
 def text_only(html: str) -> str:
     """The same words with nothing drawn: formulas as "x", charts and diagrams removed, code
     unhighlighted. What the page's length costs by itself."""
@@ -163,6 +176,7 @@ VARIANTS: dict[str, Callable[[str], str]] = {
     ),
     "lab listings collapsed": labs_collapsed,
     "formulas as CSS masks": formulas_as_masks,
+    "one-letter formulas as text": one_token_as_text,
     "text only": text_only,
 }
 
