@@ -211,6 +211,9 @@ def broad_edit(log: "ServeLog", snippet: Path, n: int) -> BroadEdit:
 def rebuilt_pages(log: "ServeLog", start: float, reload: float) -> int:
     """How many pages serve_rebuild.py marked for the rebuild between `start` and `reload`."""
     lines = log.between(start, reload, r"serve_rebuild: .* rebuilding ")
+    if any(line.endswith("rebuilding every page") for line in lines):
+        # a file every page reads (serve_rebuild.needs_full_rebuild): no snippet edit to time
+        sys.exit(f"the edit rebuilt every page, not the pages that show it: {lines[0]}")
     return sum(len(line.split("rebuilding ", 1)[1].split(", ")) for line in lines)
 
 
