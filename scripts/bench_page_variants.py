@@ -81,8 +81,6 @@ def glyphs_inlined(html: str) -> str:
 def formulas_as_masks(html: str) -> str:
     """Each formula's SVG made a standalone image (its glyphs inlined) and drawn as the CSS mask of
     one <span> in the text colour: one element instead of the SVG's tree; the MathML stays."""
-    glyphs = dict(re.findall(r'<path id="(MJX-glyph-[^"]+)" d="([^"]*)"', html))
-    use = re.compile(r'<use data-c="[^"]*" xlink:href="#(MJX-glyph-[^"]+)"([^>]*)></use>')
     attrs = re.compile(
         r'style="([^"]*)"[^>]*? width="([^"]*)" height="([^"]*)"[^>]*?viewBox="([^"]*)"'
     )
@@ -90,7 +88,6 @@ def formulas_as_masks(html: str) -> str:
     def mask(svg: str) -> str:
         style, width, height, box = attrs.search(svg).groups()
         inner = svg[svg.index(">") + 1 : -len("</svg>")]
-        inner = use.sub(lambda u: f'<path d="{glyphs[u.group(1)]}"{u.group(2)}/>', inner)
         inner = re.sub(r' data-(?:mml-node|mjx-texclass|c)="[^"]*"', "", inner)
         image = f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='{box}'>{inner}</svg>"
         image = image.replace('"', "'")
@@ -122,7 +119,7 @@ def formulas_as_masks(html: str) -> str:
         ".mjx-m { display: inline-block; background-color: currentColor; "
         "mask: var(--m) center / 100% 100% no-repeat; }"
     )
-    return with_style(css)(FORMULA.sub(container, html))
+    return with_style(css)(FORMULA.sub(container, glyphs_inlined(html)))
 
 
 def labs_collapsed(html: str) -> str:
@@ -144,15 +141,23 @@ def one_token_as_text(html: str) -> str:
     return ONE_TOKEN.sub(lambda m: f"<i>{m[2]}</i>" if m[1] == "mi" else m[2], html)
 
 
+def no_formulas(html: str) -> str:
+    return FORMULA.sub("x", html)
+
+
+def no_highlighting(html: str) -> str:
+    """Every Pygments token unwrapped (any <span> with a class of 1-3 characters on the page)."""
+    return re.sub(r'<span class="[a-z0-9]{1,3}">([^<]*)</span>', r"\1", html)
+
+
 def text_only(html: str) -> str:
     """The same words with nothing drawn: formulas as "x", charts and diagrams removed, code
     unhighlighted. What the page's length costs by itself."""
-    html = FORMULA.sub("x", html)
+    html = no_highlighting(no_formulas(html))
     article = html.index('<article class="md-content__inner')
     body, svg = html[article:], re.compile(r"<svg\b(?:(?!<svg\b).)*?</svg>", re.S)
     while svg.search(body):  # innermost first: a diagram may hold an SVG of its own
         body = svg.sub("", body)
-    body = re.sub(r'<span class="[a-z0-9]{1,3}">([^<]*)</span>', r"\1", body)
     return html[:article] + body
 
 
@@ -164,16 +169,14 @@ VARIANTS: dict[str, Callable[[str], str]] = {
         f"{BLOCKS}:nth-child(n+12) {{ content-visibility: hidden !important; }}"
     ),
     "no content-visibility": with_style(f"{BLOCKS} {{ content-visibility: visible !important; }}"),
-    "no formulas": lambda html: FORMULA.sub("x", html),
+    "no formulas": no_formulas,
     "MathML only": mathml_only,
     "SVG only (no assistive MathML)": lambda html: re.sub(
         r"<mjx-assistive-mml.*?</mjx-assistive-mml>", "", html, flags=re.S
     ),
     "SVG groups flattened": svg_flattened,
     "glyphs inlined (no <use>)": glyphs_inlined,
-    "no syntax highlighting": lambda html: re.sub(
-        r'<span class="[a-z0-9]{1,3}">([^<]*)</span>', r"\1", html
-    ),
+    "no syntax highlighting": no_highlighting,
     "lab listings collapsed": labs_collapsed,
     "formulas as CSS masks": formulas_as_masks,
     "one-letter formulas as text": one_token_as_text,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -20,6 +21,28 @@ COURSE: Course = load_course(DOCS, ROOT / "snippets")
 FIRST_PAGE_LESSON = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
 MKDOCS = [sys.executable, "-m", "mkdocs"]
 TRANSLATION_SUFFIX = ".en.md"
+
+
+class _TagIgnoringLoader(yaml.SafeLoader):
+    """mkdocs.yml as plain data: its Python and !ENV/!relative tags read as None."""
+
+
+_TagIgnoringLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def read_mkdocs_yml() -> dict:
+    """mkdocs.yml's settings, without running MkDocs (tagged values are None)."""
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_TagIgnoringLoader)
+
+
+def markdown_extension_config(name: str) -> dict:
+    """The options mkdocs.yml gives one Markdown extension ({} when it lists it bare)."""
+    for item in read_mkdocs_yml()["markdown_extensions"]:
+        if item == name:
+            return {}
+        if isinstance(item, dict) and name in item:
+            return item[name] or {}
+    raise AssertionError(f"mkdocs.yml: markdown extension {name} not listed")
 
 
 @dataclass(frozen=True)

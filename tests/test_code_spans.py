@@ -132,7 +132,8 @@ def test_a_built_lesson_has_no_plain_token_spans(built_site):
     html = built_html(built_site.site, DOCS / lesson.page, "zh").read_text(encoding="utf-8")
     blocks = [m.group(2) for m in code_spans.BLOCK.finditer(html)]
     assert blocks, f"{lesson.page}: no highlighted block; pymdownx.highlight's markup changed?"
-    plain = [s for b in blocks for s in re.findall(r'<span class="(?:n|w)">', b)]
+    classes = "|".join(sorted(code_spans.PLAIN))
+    plain = [s for b in blocks for s in re.findall(rf'<span class="(?:{classes})">', b)]
     assert not plain, f"{lesson.page}: {len(plain)} plain-token spans left (code_spans.py not run?)"
 
 

@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
-from conftest import COURSE, DOCS, ROOT, chinese_pages, english_sibling
+from conftest import COURSE, DOCS, ROOT, chinese_pages, english_sibling, read_mkdocs_yml
 from markdown_source import Page, read_page
 
 PAIRS = [
@@ -82,15 +81,8 @@ def nav_titles(nav) -> list[str]:
     return titles
 
 
-class _Loader(yaml.SafeLoader):
-    """Reads mkdocs.yml, ignoring its Python/!ENV tags (only the nav matters here)."""
-
-
-_Loader.add_multi_constructor("", lambda loader, suffix, node: None)
-
-
 def test_every_nav_title_is_translated():
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    config = read_mkdocs_yml()
     i18n = next(p["i18n"] for p in config["plugins"] if isinstance(p, dict) and "i18n" in p)
     english = next(lang for lang in i18n["languages"] if lang["locale"] == "en")
     translations = (english.get("nav_translations") or {}) | COURSE.translations()

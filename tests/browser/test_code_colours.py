@@ -12,13 +12,13 @@ import markdown
 import pytest
 
 import code_spans  # scripts/hooks/code_spans.py
-from conftest import FIRST_PAGE_LESSON, ROOT
+from conftest import FIRST_PAGE_LESSON, ROOT, markdown_extension_config
 
 from .pagecheck import DESKTOP
 
-# what the page's Markdown extensions write for a fenced block (mkdocs.yml: pymdownx.highlight)
+# what the page's Markdown extensions write for a fenced block, with mkdocs.yml's highlight options
 EXTENSIONS = ["pymdownx.highlight", "pymdownx.superfences"]
-CONFIG = {"pymdownx.highlight": {"pygments_lang_class": True}}
+CONFIG = {"pymdownx.highlight": markdown_extension_config("pymdownx.highlight")}
 SCHEMES = ["default", "slate"]
 # the block shown in the article, then (character, colour, weight, style, decoration) of each
 # character that is not white space
