@@ -8,11 +8,16 @@ import re
 import subprocess
 import threading
 import time
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 import serve_rebuild  # scripts/hooks/serve_rebuild.py
 from conftest import MKDOCS, ROOT, make_serve_args
+from livereload_tab import LiveReloadTab
 from test_build_failures import make_site
 from test_serve_errors import fetch, free_port, wait_for
 
@@ -179,6 +184,122 @@ def test_changed_paths_sees_edits_additions_and_removals(tmp_path):
     assert {p.name for p in changed} == {"edited.py", "removed.py", "added.py"}
 
 
+# ---------------------------------------------------------------- the open page first
+
+
+def test_the_open_pages_are_rendered_first_and_the_rest_after():
+    split = serve_rebuild.split_open_first
+    own = {"", "a/", "b/", "c/"}
+    assert split({"a/", "b/", "c/"}, {"b/"}, own) == ({"b/"}, {"a/", "c/"})
+    assert split({"a/", "b/"}, {"a/", "b/"}, own) == ({"a/", "b/"}, set())  # nothing left
+    assert split({"a/", "b/"}, {"c/"}, own) == ({"a/", "b/"}, set())  # the open page unaffected
+    assert split({"a/", "b/"}, set(), own) == ({"a/", "b/"}, set())  # no browser
+    # an English page is open: the Chinese build (first) leaves its pages for later
+    assert split({"a/", "b/"}, {"en/a/"}, own) == (set(), {"a/", "b/"})
+
+
+@pytest.mark.parametrize(
+    "referer, mount, url",
+    [
+        ("http://127.0.0.1:8000/lesson/", "/", "lesson/"),
+        ("http://127.0.0.1:8000/", "/", ""),
+        ("http://127.0.0.1:8000/en/%E9%A6%96/?q=1", "/", "en/首/"),
+        ("http://127.0.0.1:8000/a/index.html", "/", "a/"),
+        ("http://127.0.0.1:8000/course/a/", "/course/", "a/"),
+        ("http://127.0.0.1:8000/a/", "/course/", None),  # not a page of this site
+        (None, "/", None),
+    ],
+)
+def test_a_poll_names_the_page_it_comes_from(referer, mount, url):
+    assert serve_rebuild.page_url(referer, mount) == url
+
+
+class FakeServer:
+    """MkDocs' app for live-reload polls: answers each with the next epoch of `answers`; an
+    answer may first change the state (a build finishing)."""
+
+    def __init__(self, state, answers: list[tuple[int, object]]) -> None:
+        self.state, self.answers, self.paths = state, list(answers), []
+
+    def __call__(self, environ, start_response):
+        self.paths.append(environ["PATH_INFO"])
+        assert "lesson/" in self.state.open.urls(), "a waiting poll marks its page open"
+        epoch, last_build = self.answers.pop(0)
+        if last_build is not None:
+            self.state.last_build = last_build
+        start_response("200 OK", [])
+        return [b"%d" % epoch]
+
+
+def poll(state, answers, epoch=100, referer="http://127.0.0.1:8000/lesson/"):
+    app = FakeServer(state, answers)
+    wrapped = serve_rebuild.watched_polls(app, "/", state)
+    environ = {"PATH_INFO": f"/livereload/{epoch}/7", "HTTP_REFERER": referer}
+    body = b"".join(wrapped(environ, lambda *args: None))
+    return int(body), app.paths
+
+
+@pytest.fixture
+def state():
+    state = types.SimpleNamespace(open=serve_rebuild.OpenPages())
+    state.last_build = serve_rebuild.LastBuild(False, frozenset())
+    return state
+
+
+def test_a_second_pass_does_not_reload_a_page_it_left_alone(state):
+    second = serve_rebuild.LastBuild(True, frozenset({"more/"}), first_pass_after_ms=50)
+    # the second pass ends (epoch 200); MkDocs' next answer is its one-minute timeout
+    answer, paths = poll(state, [(200, second), (200, None)])
+    assert answer == 100, "the page is told nothing changed"
+    assert paths == ["/livereload/100/7", "/livereload/200/7"]  # it waited for a newer build
+    # ... or a build with an edit follows (epoch 300): that one reloads the page
+    edit = serve_rebuild.LastBuild(False, frozenset({"lesson/"}))
+    assert poll(state, [(200, second), (300, edit)])[0] == 300
+
+
+@pytest.mark.parametrize(
+    "last_build, epoch",
+    [
+        (serve_rebuild.LastBuild(True, frozenset({"lesson/"}), 50), 100),  # it rebuilt this page
+        (serve_rebuild.LastBuild(True, frozenset({"more/"}), 150), 100),  # served before pass 1
+        (serve_rebuild.LastBuild(False, frozenset({"more/"})), 100),  # an edit's build
+    ],
+)
+def test_every_other_build_reloads_the_page(state, last_build, epoch):
+    assert poll(state, [(200, last_build)], epoch=epoch) == (200, [f"/livereload/{epoch}/7"])
+
+
+def test_requests_other_than_polls_pass_through_and_the_page_stays_open_a_while(state):
+    seen = []
+
+    def app(environ, start_response):
+        seen.append(environ["PATH_INFO"])
+        return [b"page"]
+
+    wrapped = serve_rebuild.watched_polls(app, "/", state)
+    assert wrapped({"PATH_INFO": "/lesson/"}, None) == [b"page"]
+    assert wrapped({"PATH_INFO": "/livereload/1/2"}, None) == [b"page"]  # no Referer: not ours
+    assert seen == ["/lesson/", "/livereload/1/2"] and state.open.urls() == set()
+    poll(state, [(200, None)])
+    assert state.open.urls() == {"lesson/"}  # reloading: its next poll is on its way
+
+
+def test_the_second_pass_waits_for_the_open_page_to_reload(tmp_path, monkeypatch):
+    state = types.SimpleNamespace(open=serve_rebuild.OpenPages(), trigger=tmp_path / "t")
+    monkeypatch.setattr(serve_rebuild, "RELOAD_WAIT_S", 30.0)
+    state.open.await_reload({"lesson/"})
+    waiting = threading.Thread(target=serve_rebuild._second_pass_after_reload, args=(state,))
+    waiting.start()
+    time.sleep(0.3)
+    assert not state.trigger.exists(), "started before the page reloaded"
+    state.open.poll_started("more/")  # another page's poll does not count
+    time.sleep(0.3)
+    assert not state.trigger.exists()
+    state.open.poll_started("lesson/")  # the reloaded page polls again
+    waiting.join(timeout=5)
+    assert state.trigger.exists()
+
+
 # ---------------------------------------------------------------- served like `make serve`
 
 LESSON = '# Lesson\n\n```python exec="on" result="text" id="shown"\n--8<-- "pkg/show.py"\n```\n'
@@ -212,17 +333,31 @@ def test_make_serve_is_dirty_and_the_site_loads_the_hook():
     assert "scripts/hooks/serve_rebuild.py" in config
 
 
-def test_a_snippet_edit_rebuilds_the_pages_that_show_it_and_no_other(tmp_path):
-    pages = {
-        "index.md": "# 首页\n",
-        "index.en.md": "# Home\n",
-        "lesson.md": LESSON,
-        "lesson.en.md": LESSON,
-        "more.md": LESSON.replace("# Lesson", "# More"),  # two pages rebuilt per language
-        "more.en.md": LESSON.replace("# Lesson", "# More"),
-        "other.md": OTHER,
-        "other.en.md": OTHER,
-    }
+@dataclass
+class Served:
+    """A two-language fixture site under `mkdocs serve` with `make serve`'s options: lesson/ and
+    more/ show pkg/show.py's output, other/ shows none."""
+
+    base: str
+    log: Log
+    server: subprocess.Popen
+    snippet: Path
+
+    def page(self, url: str, shows: str) -> str:
+        return wait_for(f"{self.base}{url}", lambda s, b: s == 200 and shows in b, self.server)
+
+    def search_docs(self) -> list[dict]:
+        status, text = fetch(f"{self.base}search/search_index.json")
+        assert status == 200
+        return json.loads(text)["docs"]
+
+
+@pytest.fixture
+def served(tmp_path) -> Iterator[Served]:
+    pages = {"index.md": "# 首页\n", "index.en.md": "# Home\n"}
+    for name, text in {"lesson": LESSON, "more": LESSON.replace("# Lesson", "# More")}.items():
+        pages |= {f"{name}.md": text, f"{name}.en.md": text}
+    pages |= {"other.md": OTHER, "other.en.md": OTHER}
     snippets = {"pkg/__init__.py": "", "pkg/show.py": 'print("value", 6 * 7)\n'}
     config = make_site(tmp_path, pages, snippets)
     text = config.read_text(encoding="utf-8").replace("plugins:\n", "plugins:\n  - search\n", 1)
@@ -235,38 +370,71 @@ def test_a_snippet_edit_rebuilds_the_pages_that_show_it_and_no_other(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    log = Log(server)
-    base = f"http://127.0.0.1:{port}/"
+    snippet = tmp_path / "snippets" / "pkg" / "show.py"
+    site = Served(f"http://127.0.0.1:{port}/", Log(server), server, snippet)
     try:
-        log.wait_for(r"Serving on")
-        wait_for(f"{base}lesson/", lambda s, b: s == 200 and "value 42" in b, server)
-        assert not any("A 'dirty' build" in line for line in log.lines), "warning not dropped"
-
-        start = len(log.lines)
-        time.sleep(1.0)  # a new mtime the watcher can see
-        (tmp_path / "snippets" / "pkg" / "show.py").write_text('print("value", 6 * 8)\n', "utf-8")
-        for lang in ("", "en/"):
-            page = wait_for(f"{base}{lang}lesson/", lambda s, b: "value 48" in b, server)
-            # a page --dirty did not re-read keeps its nav title (MkDocs would print "None")
-            assert "Other page" in page and ">None<" not in re.sub(r"\s+", "", page)
-        log.wait_for(r"Reloading browsers", start)
-        # one line per language build (static-i18n builds English inside the Chinese build)
-        lines = [line for line in log.lines[start:] if "serve_rebuild:" in line]
-        assert lines and all("snippets/pkg/show.py changed" in line for line in lines), lines
-        named = {page for line in lines for page in line.split("rebuilding ", 1)[1].split(", ")}
-        assert named == {"lesson.md", "lesson.en.md", "more.md", "more.en.md"}, lines
-
-        status, text = fetch(f"{base}search/search_index.json")
-        assert status == 200
-        locations = [d["location"] for d in json.loads(text)["docs"]]
-        assert len(locations) == len(set(locations)), "a rebuilt page is in the index twice"
-        assert {"en/lesson/", "en/other/", "lesson/", "other/"} <= set(locations)
-        docs = json.loads(text)["docs"]
-        assert not any("value 42" in d["text"] for d in docs), "stale search entries"
-        assert sum("value 48" in d["text"] for d in docs) == 4  # two pages, two languages
+        site.log.wait_for(r"Serving on")
+        site.page("lesson/", "value 42")
+        yield site
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_snippet_edit_rebuilds_the_pages_that_show_it_and_no_other(served):
+    log = served.log
+    assert not any("A 'dirty' build" in line for line in log.lines), "warning not dropped"
+    start = len(log.lines)
+    time.sleep(1.0)  # a new mtime the watcher can see
+    served.snippet.write_text('print("value", 6 * 8)\n', "utf-8")
+    for lang in ("", "en/"):
+        page = served.page(f"{lang}lesson/", "value 48")
+        # a page --dirty did not re-read keeps its nav title (MkDocs would print "None")
+        assert "Other page" in page and ">None<" not in re.sub(r"\s+", "", page)
+    log.wait_for(r"Reloading browsers", start)
+    # one line per language build (static-i18n builds English inside the Chinese build)
+    lines = [line for line in log.lines[start:] if "serve_rebuild:" in line]
+    assert lines and all("snippets/pkg/show.py changed" in line for line in lines), lines
+    named = {page for line in lines for page in line.split("rebuilding ", 1)[1].split(", ")}
+    assert named == {"lesson.md", "lesson.en.md", "more.md", "more.en.md"}, lines
+
+    docs = served.search_docs()
+    locations = [d["location"] for d in docs]
+    assert len(locations) == len(set(locations)), "a rebuilt page is in the index twice"
+    assert {"en/lesson/", "en/other/", "lesson/", "other/"} <= set(locations)
+    assert not any("value 42" in d["text"] for d in docs), "stale search entries"
+    assert sum("value 48" in d["text"] for d in docs) == 4  # two pages, two languages
+
+
+def test_the_page_open_in_a_browser_is_rebuilt_first_and_reloads_once(served):
+    log = served.log
+    tab = LiveReloadTab(f"{served.base}lesson/")
+    try:
+        time.sleep(1.0)  # the tab's poll is waiting; a new mtime the watcher can see
+        start, edited = len(log.lines), time.perf_counter()
+        served.snippet.write_text('print("value", 6 * 8)\n', "utf-8")
+
+        first = log.wait_for(r"serve_rebuild: snippets/pkg/show.py changed", start)
+        assert first.endswith("rebuilding lesson.md"), first  # the open page alone
+        log.wait_for(r"serve_rebuild: second pass", start)
+        for url in ("more/", "en/lesson/", "en/more/"):  # the second pass rebuilt the rest
+            served.page(url, "value 48")
+        time.sleep(2.0)  # the tab would have reloaded again by now if it were told to
+        order = [
+            line.split("] ", 1)[-1]
+            for line in log.lines[start:]
+            if "serve_rebuild:" in line or "Reloading browsers" in line
+        ]
+        first_reload = order.index("Reloading browsers")
+        assert not any("second pass" in line for line in order[:first_reload]), order
+        assert any("second pass" in line for line in order[first_reload:]), order
+        assert order[-1] == "Reloading browsers", order  # the second pass finished
+        reloads = tab.reloads_since(edited)
+        assert len(reloads) == 1, f"the open page reloaded {len(reloads)} times: {order}"
+        assert "value 48" in tab.html
+        assert not any("value 42" in d["text"] for d in served.search_docs()), "stale entries"
+    finally:
+        tab.close()
 
 
 def test_outside_serve_dirty_the_hook_does_nothing(tmp_path, monkeypatch):

@@ -21,6 +21,12 @@ a page it did not read without a title, so the nav printed "None"), and the sear
 (Material's merge keeps a stale copy of every rebuilt page but the first, and with two languages
 loses the second's pages): the index is written from each page's newest entries. MkDocs'
 warning that a dirty build is running is dropped so that `--strict` keeps its meaning.
+
+When a save reaches more pages than the author has open (an edit of snippets/core/ reaches most
+lessons), the pages open in a browser are rebuilt first and the browser reloads; the others are
+rebuilt in a second pass once that page has reloaded, and a page the second pass did not touch is
+not reloaded again. A page is open while its live-reload poll (MkDocs' script in every served
+page, sent only by a visible tab) is waiting on the server.
 Outside `mkdocs serve --dirty` it does nothing: `make build` and `make test` build everything.
 See docs/adr/0014-serve-rebuilds.md.
 """
@@ -30,10 +36,16 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
+import tempfile
+import threading
+import time
 import types
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import jinja2
 import jinja2.bccache
@@ -55,6 +67,9 @@ VALUE = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\.[a-z_][a-z0-9_]*\s*\}\}")
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 FULL_REBUILD_DOCS = ("includes/", "lessons.yml")  # docs/ files every page reads
 PAGE_SUFFIXES = (".md", ".ipynb")
+POLL = re.compile(r"/livereload/([0-9]+)/([0-9]+)")  # MkDocs' live-reload poll: epoch, tab id
+OPEN_GRACE_S = 10.0  # a page whose poll ended this recently is still open (it is reloading)
+RELOAD_WAIT_S = 3.0  # the second pass starts when the open page has reloaded, or after this
 
 _log = logging.getLogger("mkdocs.hooks.serve_rebuild")
 Stamp = tuple[int, int]  # (mtime_ns, size)
@@ -68,6 +83,15 @@ def _state() -> types.ModuleType:
         state.titles = {}  # src_uri -> title, of every page rendered so far
         state.search = {}  # page URL -> its search index entries, newest build
         state.templates = _TemplateCache()  # compiled theme templates, checked against source
+        state.open = OpenPages()  # pages whose live-reload poll is waiting (mkdocs serve only)
+        state.trigger = None  # a watched file: writing it starts the second pass
+        state.deferred = set()  # URLs of pages left for the second pass
+        state.deferring = set()  # ... being collected by the build under way (each language)
+        state.building = set()  # URLs the build under way renders
+        state.saw_change = False  # whether the build under way has an edit of its own
+        state.last_build = LastBuild(second_pass=False, urls=frozenset())
+        state.last_end_ms = 0  # when the last build ended
+        state.first_pass_after_ms = 0  # the build before the pending first pass ended then
         sys.modules[STATE_MODULE] = state
     return state
 
@@ -322,6 +346,130 @@ def pages_to_rebuild(
     return hit, False
 
 
+# --- pages open in a browser first ----------------------------------------------------------
+
+
+def now_ms() -> int:
+    """The clock of MkDocs' live-reload epochs (mkdocs.livereload._timestamp)."""
+    return round(time.monotonic() * 1000)
+
+
+@dataclass(frozen=True)
+class LastBuild:
+    second_pass: bool  # it rendered deferred pages only, for no edit of its own
+    urls: frozenset[str]  # the pages it rendered
+    # a page served at a later epoch has seen the first pass: when the build before it ended
+    first_pass_after_ms: int = 0
+
+    def spares(self, url: str, epoch: int) -> bool:
+        """Whether a page at `epoch` shows nothing this build changed (no reload needed)."""
+        return self.second_pass and url not in self.urls and epoch > self.first_pass_after_ms
+
+
+class OpenPages:
+    """The pages browsers show, from MkDocs' live-reload polls: a visible tab keeps one poll
+    waiting on the server (a hidden tab stops polling); a reloading tab polls again at its
+    load event."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[str, int] = {}
+        self._ended: dict[str, float] = {}
+        self.reloaded = threading.Event()  # a page of `awaited` polled again: it has reloaded
+        self.awaited: set[str] = set()
+
+    def poll_started(self, url: str) -> None:
+        with self._lock:
+            self._waiting[url] = self._waiting.get(url, 0) + 1
+            if url in self.awaited:
+                self.reloaded.set()
+
+    def poll_ended(self, url: str) -> None:
+        with self._lock:
+            self._waiting[url] -= 1
+            self._ended[url] = time.monotonic()
+
+    def urls(self) -> set[str]:
+        recent = time.monotonic() - OPEN_GRACE_S
+        with self._lock:
+            return {u for u, n in self._waiting.items() if n > 0} | {
+                u for u, t in self._ended.items() if t > recent
+            }
+
+    def await_reload(self, urls: set[str]) -> None:
+        with self._lock:
+            self.awaited = set(urls)
+            self.reloaded.clear()
+
+
+def page_url(referer: str | None, mount_path: str) -> str | None:
+    """The page a poll comes from, as MkDocs' File.url ("lesson/", "" for the home page)."""
+    if not referer:
+        return None
+    path = unquote(urlsplit(referer).path)
+    if not path.startswith(mount_path):
+        return None
+    url = path[len(mount_path) :]
+    return url[: -len("index.html")] if url.endswith("index.html") else url
+
+
+def split_open_first(
+    wanted: set[str], open_urls: set[str], own: set[str]
+) -> tuple[set[str], set[str]]:
+    """(URLs to render now, URLs left for the second pass) of one language's build, whose pages
+    are `own`: the open ones first when a save reaches more pages than those; none at all when
+    the open page is another language's (static-i18n builds that language next)."""
+    first = wanted & open_urls
+    if first:
+        return (first, wanted - first) if first != wanted else (wanted, set())
+    if open_urls - own:
+        return set(), wanted
+    return wanted, set()
+
+
+WSGIApp = Callable[[dict, Callable], Iterable[bytes]]
+
+
+def answer_poll(app: WSGIApp, environ: dict, epoch: int, tab: str) -> int:
+    """MkDocs' answer to a poll from a page at `epoch`: the newest epoch, once it is newer (or
+    the same after MkDocs' one-minute timeout)."""
+    inner = {**environ, "PATH_INFO": f"/livereload/{epoch}/{tab}"}
+    return int(b"".join(app(inner, lambda *args: None)))
+
+
+def watched_polls(app: WSGIApp, mount_path: str, state: types.ModuleType) -> WSGIApp:
+    """MkDocs' server app, with its live-reload polls recorded (which pages are open) and a page
+    that the last build left alone kept from reloading when that build was a second pass."""
+
+    def serve(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        match = POLL.fullmatch(environ.get("PATH_INFO", ""))
+        url = page_url(environ.get("HTTP_REFERER"), mount_path)
+        if match is None or url is None:
+            return app(environ, start_response)
+        epoch, tab = int(match[1]), match[2]
+        state.open.poll_started(url)
+        try:
+            newest = answer_poll(app, environ, epoch, tab)
+            while newest > epoch and state.last_build.spares(url, epoch):
+                later = answer_poll(app, environ, newest, tab)
+                if later == newest:  # MkDocs' timeout: nothing this page shows has changed
+                    newest = epoch
+                    break
+                newest = later
+        finally:
+            state.open.poll_ended(url)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"%d" % newest]
+
+    return serve
+
+
+def _second_pass_after_reload(state: types.ModuleType) -> None:
+    if state.open.awaited:
+        state.open.reloaded.wait(RELOAD_WAIT_S)
+    state.trigger.write_text(str(time.monotonic_ns()), encoding="utf-8")  # the watcher sees it
+
+
 # --- the events ------------------------------------------------------------------------------
 
 
@@ -372,17 +520,42 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     }
     added_or_removed = {Path(p) for p in state.stamps.keys() ^ now.keys()}
     hit, full = pages_to_rebuild(pages, changed, _layout(config), added_or_removed)
-    for file in files.documentation_pages():
-        if file.src_uri in hit:
+    if _outer_build(config):
+        state.deferring, state.building, state.saw_change = set(), set(), False
+    documentation = files.documentation_pages()
+    wanted = {f.url for f in documentation if f.src_uri in hit or f.url in state.deferred}
+    now_urls, later_urls = wanted, set()
+    if changed and not full and state.trigger is not None:  # a second pass renders them all
+        own = {f.url for f in documentation}
+        now_urls, later_urls = split_open_first(wanted, state.open.urls(), own)
+    for file in documentation:
+        if file.url in now_urls:
             file.is_modified = lambda: True  # MkDocs --dirty re-reads and renders these
+    state.deferring |= later_urls
+    state.building |= now_urls
+    state.saw_change = state.saw_change or bool(changed)
+
+    def names_of(urls: set[str]) -> str:
+        return ", ".join(sorted(f.src_uri for f in documentation if f.url in urls))
+
     if changed:
         root = Path(config.config_file_path).resolve().parent
         names = sorted(
             str(p.relative_to(root)) if p.is_relative_to(root) else str(p) for p in changed
         )
-        what = "every page" if full else (", ".join(sorted(hit)) or "no page")
+        what = "every page" if full else (names_of(now_urls) or "no page")
         _log.info("serve_rebuild: %s changed; rebuilding %s", ", ".join(names[:5]), what)
+    elif now_urls:
+        _log.info("serve_rebuild: second pass; rebuilding %s", names_of(now_urls))
+    if later_urls:
+        _log.info("serve_rebuild: after the open page reloads: %s", names_of(later_urls))
     return files
+
+
+def _outer_build(config: MkDocsConfig) -> bool:
+    """False in static-i18n's build of another language, which runs inside the first one's."""
+    i18n = config.plugins.get("i18n")
+    return not (i18n is not None and getattr(i18n, "building", False))
 
 
 def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
@@ -428,8 +601,7 @@ def on_page_context(context, page: Page, config: MkDocsConfig, nav: Navigation):
 def on_post_build(config: MkDocsConfig) -> None:
     if not active():
         return
-    i18n = config.plugins.get("i18n")
-    if i18n is not None and getattr(i18n, "building", False):
+    if not _outer_build(config):
         return  # an inner build of another language: the outer build finishes the work
     state = _state()
     index = Path(config.site_dir) / "search" / "search_index.json"
@@ -440,3 +612,35 @@ def on_post_build(config: MkDocsConfig) -> None:
         data["docs"] = [entry for entries in state.search.values() for entry in entries]
         index.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
     state.stamps = _pending[0]  # only a finished build moves the baseline
+    if state.deferring and (state.saw_change or not state.deferred):
+        # a first pass (the pages the browser shows, for an edit): pages served after the
+        # build before it have seen it
+        state.first_pass_after_ms = state.last_end_ms
+    second_pass = bool(state.deferred) and not state.saw_change
+    state.last_build = LastBuild(
+        second_pass, frozenset(state.building), state.first_pass_after_ms if second_pass else 0
+    )
+    state.deferred, state.last_end_ms = state.deferring, now_ms()
+    if state.deferred and state.trigger is not None:
+        # the second pass starts once the open pages just rendered have reloaded
+        state.open.await_reload(state.building & state.open.urls())
+        threading.Thread(target=_second_pass_after_reload, args=(state,), daemon=True).start()
+
+
+def on_serve(server, config: MkDocsConfig, builder: Callable):
+    """Record which pages the browsers show (their live-reload polls) and watch the file that
+    starts a second pass."""
+    if not active():
+        return server
+    state = _state()
+    folder = Path(tempfile.mkdtemp(prefix="course_serve_"))
+    state.trigger = folder / "second-pass"
+    server.watch(str(folder))
+    server.set_app(watched_polls(server.get_app(), server.mount_path, state))
+    return server
+
+
+def on_shutdown() -> None:
+    state = sys.modules.get(STATE_MODULE)
+    if state is not None and state.trigger is not None:
+        shutil.rmtree(state.trigger.parent, ignore_errors=True)
