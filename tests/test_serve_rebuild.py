@@ -137,6 +137,15 @@ def test_module_imports_resolve_relative_names_and_parent_packages(layout):
     assert "core.models" in known and known["core.models"].name == "models.py"
 
 
+def test_the_import_graph_is_read_again_only_when_a_module_changes(layout):
+    known, memo = serve_rebuild.snippet_modules(layout), {}
+    graph = serve_rebuild.module_imports(known, memo)
+    assert graph == serve_rebuild.module_imports(known) and "core" not in graph["lesson_b.chart"]
+    assert serve_rebuild.module_imports(known, memo) is graph  # nothing changed: kept
+    (layout.packages_root / "lesson_b" / "chart.py").write_text("import core.models\n", "utf-8")
+    assert "core.models" in serve_rebuild.module_imports(known, memo)["lesson_b.chart"]
+
+
 def test_an_included_lab_script_reaches_only_the_pages_that_include_it(layout):
     assert rebuilt(layout, "labs/lab_a/run.py") == ({"lab.md"}, False)
 

@@ -83,6 +83,7 @@ def _state() -> types.ModuleType:
         state.titles = {}  # src_uri -> title, of every page rendered so far
         state.search = {}  # page URL -> its search index entries, newest build
         state.templates = _TemplateCache()  # compiled theme templates, checked against source
+        state.module_graph = {}  # module_imports' memo
         state.open = OpenPages()  # pages whose live-reload poll is waiting (mkdocs serve only)
         state.trigger = None  # a watched file: writing it starts the second pass
         state.deferred = set()  # URLs of pages left for the second pass
@@ -246,8 +247,15 @@ def resolve(names: set[str], known: dict[str, Path]) -> set[str]:
     return found
 
 
-def module_imports(known: dict[str, Path]) -> dict[str, set[str]]:
-    """module -> the modules importing it runs directly (its imports and its parent packages)."""
+def module_imports(known: dict[str, Path], memo: dict | None = None) -> dict[str, set[str]]:
+    """module -> the modules importing it runs directly (its imports and its parent packages).
+    With `memo` (kept between rebuilds), read again only when a module file changed."""
+    if memo is not None:
+        files = [path / "__init__.py" if path.is_dir() else path for path in known.values()]
+        key = tuple(sorted((str(f), *stamps([f]).get(str(f), (0, 0))) for f in files))
+        if memo.get("key") != key:
+            memo.update(key=key, graph=module_imports(known))
+        return memo["graph"]
     graph: dict[str, set[str]] = {}
     for module, path in known.items():
         init = path / "__init__.py" if path.is_dir() else path
@@ -306,6 +314,7 @@ def pages_to_rebuild(
     changed: set[Path],
     layout: Layout,
     added_or_removed: set[Path] = frozenset(),
+    memo: dict | None = None,
 ) -> tuple[set[str], bool]:
     """(src_uris of the pages a change can reach, whether that is every page).
 
@@ -321,7 +330,7 @@ def pages_to_rebuild(
     if new_or_gone_page or any(needs_full_rebuild(path, layout) for path in changed):
         return set(pages), True
     known = snippet_modules(layout)
-    graph = module_imports(known)
+    graph = module_imports(known, memo)
     changed_modules: set[str] = set()
     changed_packages: set[str] = set()
     for path in changed:
@@ -519,7 +528,9 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         if f.abs_src_path and f.src_uri.endswith(PAGE_SUFFIXES)
     }
     added_or_removed = {Path(p) for p in state.stamps.keys() ^ now.keys()}
-    hit, full = pages_to_rebuild(pages, changed, _layout(config), added_or_removed)
+    hit, full = pages_to_rebuild(
+        pages, changed, _layout(config), added_or_removed, state.module_graph
+    )
     if _outer_build(config):
         state.deferring, state.building, state.saw_change = set(), set(), False
     documentation = files.documentation_pages()
