@@ -1,6 +1,7 @@
 """The author's loop: a cold strict build, the share of it spent executing code, and `make serve`.
 
     python scripts/bench_build.py [--runs 1] [--edits 5] [--snippet snippets/<lesson>/<file>.py]
+                                  [--broad-edits 1] [--open-page PATH/] [--serve-only]
 
 1. Cold `mkdocs build --strict` of both languages into an empty folder, in a fresh process.
 2. The same build with execution off (markdown-exec registered for no language, so executed
@@ -15,7 +16,10 @@
    MkDocs' log lines split each rebuild into its parts: waiting for the edits to settle, the
    default language, the others (static-i18n builds them one after the other, in the same
    rebuild). Then --broad-edits edits of snippets/core/formats.py, which most lessons import:
-   a save there rebuilds every page that can show it (scripts/hooks/serve_rebuild.py).
+   a save there rebuilds every page that can show it (scripts/hooks/serve_rebuild.py), the page
+   open in a browser first. A tab (tests/livereload_tab.py, the requests MkDocs' live-reload
+   script sends) shows that page (--open-page, or the page of the snippet edits): timed until
+   it has reloaded, and until every page is rebuilt.
 
 Prints a Markdown table; nothing is timed by a test. The snippet is restored afterwards.
 """
@@ -240,11 +244,12 @@ def rebuilt_pages(log: "ServeLog", start: float, reload: float) -> int:
 
 
 def serve_edits(
-    edits: int, lang: str, broad: int = 0, snippet: Path | None = None
+    edits: int, lang: str, broad: int = 0, snippet: Path | None = None, open_page: str = ""
 ) -> tuple[Target, list[Edit], list[BroadEdit]]:
     """`lang`: the one language `make serve` builds (COURSE_ONLY_LANG, mkdocs.yml); "" for both.
     `snippet`: the file edited (find_target). Then `broad` edits of BROAD_SNIPPET, which most
-    pages import."""
+    pages import, with a browser tab on `open_page` (default: the page the snippet edits
+    showed)."""
     target = find_target(snippet)
     original = target.snippet.read_text(encoding="utf-8")
     port = free_port()
@@ -290,7 +295,8 @@ def serve_edits(
         restored = time.perf_counter()
         target.snippet.write_text(original, encoding="utf-8")
         log.wait_for(restored, r"Reloading browsers")
-        tab = LiveReloadTab(url)  # the author's browser, on the page the lesson edits showed
+        # the author's browser, on the page the lesson edits showed or the one asked for
+        tab = LiveReloadTab(f"http://127.0.0.1:{port}/{open_page}" if open_page else url)
         time.sleep(1.0)  # its poll is waiting
         try:
             broad_results = [broad_edit(log, BROAD_SNIPPET, n, tab) for n in range(broad)]
@@ -322,6 +328,12 @@ def main() -> None:
     )
     parser.add_argument("--serve-only", action="store_true", help="skip the cold builds")
     parser.add_argument(
+        "--open-page",
+        default="",
+        help="the page a browser tab shows during the core edits, e.g. scheduling/load_testing/ "
+        "(default: the page the snippet edits show)",
+    )
+    parser.add_argument(
         "--snippet",
         type=Path,
         help="the file the serve edits change, e.g. snippets/prefill_decode/kv_growth.py "
@@ -348,7 +360,10 @@ def main() -> None:
         off = build(BLOCKS_OFF | NOTEBOOKS_OFF)
         no_blocks = build(BLOCKS_OFF)
         no_notebooks = build(NOTEBOOKS_OFF)
-    target, edits, broad = serve_edits(args.edits, args.serve_lang, args.broad_edits, args.snippet)
+    open_page = args.open_page.strip("/") + "/" if args.open_page.strip("/") else ""
+    target, edits, broad = serve_edits(
+        args.edits, args.serve_lang, args.broad_edits, args.snippet, open_page
+    )
 
     def median(field: str) -> float:
         return statistics.median(getattr(e, field) for e in edits)
@@ -383,7 +398,8 @@ def main() -> None:
         first = statistics.median(b.first_pages for b in broad)
         pages = statistics.median(b.pages for b in broad)
         print(
-            f"| `make serve`: edit of {BROAD_SNIPPET.relative_to(ROOT)} → /{target.url_path} "
+            f"| `make serve`: edit of {BROAD_SNIPPET.relative_to(ROOT)} → "
+            f"/{open_page or target.url_path} "
             f"(open in a browser) reloaded, rebuilt first ({first:.0f} of {pages:.0f} pages) "
             f"| {shown:.1f} | ÷ 2 s target {shown / 2:.2f} |"
         )
