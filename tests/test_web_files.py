@@ -3,7 +3,8 @@ time, per-page engines, per-language search
 indexes, edit links, hreflang alternates, the localized 404, llms.txt, Markdown copies and
 CITATION.cff.
 
-All read the session's strict build of the real site (conftest.built_site)."""
+All but the one-language 404 test (a small fixture site) read the session's strict build of the
+real site (conftest.built_site)."""
 
 import functools
 import json
@@ -17,9 +18,10 @@ import pytest
 import yaml
 from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
-from conftest import DOCS, ROOT
+from conftest import DOCS, ROOT, run_mkdocs_build
 from markdown_source import expand_snippets, read_page
 from mermaid_svg import CHROMIUM
+from test_build_failures import make_site
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from serve_site import DEFAULT_SITE_URL, page_paths
@@ -193,6 +195,26 @@ def test_each_language_has_its_404_page_and_the_root_one_switches(built_site):
     assert '<a href="/en/">home page</a>' in english and '<a href="/">首页</a>' in root
     assert 'const pages = {"/en/": "' in root, "the root 404 page carries no English page"
     assert root.index('{"/en/"') < root.index("<script src="), "the switch must run first"
+
+
+def test_a_full_build_has_no_one_language_note(built_site):
+    for path in ("404.html", "en/404.html"):
+        assert "SERVE_LANG" not in (built_site.site / path).read_text(encoding="utf-8"), path
+
+
+@pytest.mark.parametrize("only, unbuilt", [("zh", "en"), ("en", "zh")])
+def test_a_one_language_build_says_on_its_404_page_how_to_serve_the_other(tmp_path, only, unbuilt):
+    pages = {"index.md": "# 首页\n", "index.en.md": "# Home\n"}
+    config = make_site(tmp_path, pages)
+    text = config.read_text(encoding="utf-8")
+    text = text.replace("  - i18n:\n", f"  - i18n:\n      build_only_locale: {only}\n", 1)
+    text = text.replace("hooks:\n", f"hooks:\n  - {ROOT / 'scripts' / 'hooks' / 'site_meta.py'}\n")
+    config.write_text(text, encoding="utf-8")
+    result = run_mkdocs_build(config, tmp_path / "site")
+    assert result.returncode == 0, result.output
+    page = (tmp_path / "site" / "404.html").read_text(encoding="utf-8")
+    assert f"<code>make serve SERVE_LANG={unbuilt}</code>" in page
+    assert (only == "zh") == ("这次构建只有中文页面" in page)
 
 
 # -- llms.txt and the Markdown copies ------------------------------------------------------------

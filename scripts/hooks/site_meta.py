@@ -10,7 +10,9 @@
    over the last at the site root. The root keeps the default language's and carries the
    others': a reader whose missing URL is under /<lang>/ gets that language's page, written in
    by a short script before anything of the default language's page runs (not_found_switch).
-   <lang>/404.html is written too, for hosts that look for the nearest 404.html.
+   <lang>/404.html is written too, for hosts that look for the nearest 404.html. When a build
+   has one language only (`make serve`'s SERVE_LANG), its 404 page says how to serve the others:
+   the language menu still links to them.
 """
 
 import json
@@ -38,6 +40,15 @@ NOT_FOUND_TEXT = {
     ),
 }
 
+# a build of one language (static-i18n's build_only_locale, `make serve`): the other languages'
+# pages are not there; {others}: the make commands that serve them
+ONE_LANGUAGE_NOTE = {
+    "zh": "这次构建只有中文页面（<code>make serve</code> 默认只构建一种语言）。"
+    "要看其他语言的页面，运行 {others}；两种语言一起：<code>make serve SERVE_LANG=</code>。",
+    "en": "This build has the English pages only (<code>make serve</code> builds one language). "
+    "For the other pages run {others}; for both languages, <code>make serve SERVE_LANG=</code>.",
+}
+
 _not_found: dict[str, str] = {}  # language -> its rendered 404.html
 
 
@@ -46,6 +57,15 @@ def localized_404(html: str, lang: str, home_url: str) -> str:
     title, text, home = NOT_FOUND_TEXT.get(lang, NOT_FOUND_TEXT["en"])
     link = f'<a href="{home_url}">{home}</a>'
     return html.replace(MATERIAL_404, f"<h1>{title}</h1>\n<p>{text.format(home=link)}</p>", 1)
+
+
+def one_language_note(html: str, lang: str, unbuilt: list[str]) -> str:
+    """A 404 page of a one-language build: after its first paragraph, how to serve the others."""
+    if not unbuilt:
+        return html
+    others = ", ".join(f"<code>make serve SERVE_LANG={other}</code>" for other in unbuilt)
+    note = ONE_LANGUAGE_NOTE.get(lang, ONE_LANGUAGE_NOTE["en"]).format(others=others)
+    return re.sub(r"(<h1>.*?</h1>\n<p>.*?</p>)", lambda m: f"{m[1]}\n<p>{note}</p>", html, count=1)
 
 
 def alternate_links(urls: dict[str, str], default: str) -> str:
@@ -126,6 +146,10 @@ def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> s
         default, _ = _languages(config)
         home = _site_path(config) + ("" if lang == default else f"{lang}/")
         output = localized_404(output, lang, home)
+        i18n = _i18n(config)
+        if i18n is not None and i18n.config.build_only_locale:
+            unbuilt = [other.locale for other in i18n.config.languages if not other.build]
+            output = one_language_note(output, lang, unbuilt)
         _not_found[lang] = output
     return output
 
