@@ -446,6 +446,22 @@ def test_the_page_open_in_a_browser_is_rebuilt_first_and_reloads_once(served):
         tab.close()
 
 
+def test_a_removed_page_is_gone_from_the_served_site_and_its_search(served):
+    assert served.page("more/", "value 42") and served.page("en/more/", "value 42")
+    docs = served.snippet.parents[2] / "docs"
+    start = len(served.log.lines)
+    time.sleep(1.0)
+    for name in ("more.md", "more.en.md"):
+        (docs / name).unlink()
+    served.log.wait_for(r"rebuilding every page", start)
+    served.log.wait_for(r"Reloading browsers", start)
+    for url in ("more/", "en/more/", "more/index.md", "en/more/index.md"):
+        assert fetch(f"{served.base}{url}")[0] == 404, f"{url} still served"
+    locations = {d["location"].split("#")[0] for d in served.search_docs()}
+    assert {"lesson/", "en/lesson/"} <= locations and not {"more/", "en/more/"} & locations
+    assert "value 42" in served.page("lesson/", "value 42")  # the rest still served
+
+
 def test_outside_serve_dirty_the_hook_does_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv(serve_rebuild.DIRTY_MARKER, "0")
     files = object()

@@ -16,8 +16,9 @@ every page that can show them as modified:
   would. Stylesheets, scripts and images under
   docs/ are copied by MkDocs itself and need no page rebuilt.
 
-It also mends what `--dirty` gets wrong for the pages it skips: their nav titles (MkDocs leaves
-a page it did not read without a title, so the nav printed "None"), and the search index
+It also mends what `--dirty` gets wrong: the nav titles of the pages it skips (MkDocs leaves a
+page it did not read without a title, so the nav printed "None"), a removed page's output (MkDocs
+leaves it in the served folder), and the search index
 (Material's merge keeps a stale copy of every rebuilt page but the first, and with two languages
 loses the second's pages): the index is written from each page's newest entries. MkDocs'
 warning that a dirty build is running is dropped so that `--strict` keeps its meaning.
@@ -84,6 +85,9 @@ def _state() -> types.ModuleType:
         state.search = {}  # page URL -> its search index entries, newest build
         state.templates = _TemplateCache()  # compiled theme templates, checked against source
         state.module_graph = {}  # module_imports' memo
+        state.page_urls = {}  # a page's source path -> its URL, as last built
+        state.outputs = {}  # a page's URL -> its output file, relative to site_dir
+        state.removed = []  # source paths of pages removed since the last finished build
         state.open = OpenPages()  # pages whose live-reload poll is waiting (mkdocs serve only)
         state.trigger = None  # a watched file: writing it starts the second pass
         state.deferred = set()  # URLs of pages left for the second pass
@@ -518,6 +522,9 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     state = _state()
     now = stamps(_watched(config))
     _pending[:] = [now]
+    for file in files.documentation_pages():
+        if file.abs_src_path:
+            state.page_urls[str(Path(file.abs_src_path))] = file.url
     if state.stamps is None:  # the first build renders every page anyway
         state.stamps = now  # and if it fails, the fix is a change against this
         return files
@@ -528,6 +535,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         if f.abs_src_path and f.src_uri.endswith(PAGE_SUFFIXES)
     }
     added_or_removed = {Path(p) for p in state.stamps.keys() ^ now.keys()}
+    if _outer_build(config):
+        state.removed = [p for p in state.stamps.keys() - now.keys() if p in state.page_urls]
     hit, full = pages_to_rebuild(
         pages, changed, _layout(config), added_or_removed, state.module_graph
     )
@@ -600,6 +609,7 @@ def on_page_context(context, page: Page, config: MkDocsConfig, nav: Navigation):
     if active():
         state = _state()
         state.titles[page.file.src_uri] = page.title
+        state.outputs[page.file.url] = page.file.dest_uri
         entries = _search_entries(config)
         if entries is not None:
             state.search[page.url] = [
@@ -615,6 +625,12 @@ def on_post_build(config: MkDocsConfig) -> None:
     if not _outer_build(config):
         return  # an inner build of another language: the outer build finishes the work
     state = _state()
+    for source in state.removed:  # MkDocs leaves a dirty build's old output in place
+        url = state.page_urls.pop(source)
+        state.search.pop(url, None)
+        if (output := state.outputs.pop(url, None)) is not None:
+            remove_output(Path(config.site_dir), output)
+    state.removed = []
     index = Path(config.site_dir) / "search" / "search_index.json"
     if state.stamps is not _pending[0] and index.is_file():
         # a rebuild: the index from every page's newest entries (Material's dirty merge keeps
@@ -636,6 +652,15 @@ def on_post_build(config: MkDocsConfig) -> None:
         # the second pass starts once the open pages just rendered have reloaded
         state.open.await_reload(state.building & state.open.urls())
         threading.Thread(target=_second_pass_after_reload, args=(state,), daemon=True).start()
+
+
+def remove_output(site: Path, output: str) -> None:
+    """A removed page's HTML and its Markdown copy (llms.py), and their folder if that is empty."""
+    page = site / output
+    for path in (page, page.with_suffix(".md")):
+        path.unlink(missing_ok=True)
+    if page.parent != site and page.parent.is_dir() and not any(page.parent.iterdir()):
+        page.parent.rmdir()
 
 
 def on_serve(server, config: MkDocsConfig, builder: Callable):
