@@ -379,7 +379,7 @@ def main() -> None:
     languages = f"{args.serve_lang} only" if args.serve_lang else "both languages"
     print(
         f"| `make serve` ({languages}): edit of {target.snippet.relative_to(ROOT)} → "
-        f"/{target.url_path} shows it ({median('pages'):.0f} pages rebuilt) "
+        f"/{target.url_path} shows it ({pages_rebuilt(median('pages'))}) "
         f"| {median('visible_s'):.1f} | ÷ 2 s target {median('visible_s') / 2:.2f} |"
     )
     print(f"| `make serve`: snippet edit → browser reload | {median('reload_s'):.1f} | |")
@@ -407,6 +407,10 @@ def main() -> None:
             f"| `make serve`: same edit → all {pages:.0f} pages rebuilt (the others after "
             f"the reload) | {done:.1f} | |"
         )
+
+
+def pages_rebuilt(n: float) -> str:
+    return f"{n:.0f} page{'' if n == 1 else 's'} rebuilt"
 
 
 def print_builds(on: float, off: float, no_blocks: float, no_notebooks: float) -> None:

@@ -17,6 +17,7 @@
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -52,20 +53,17 @@ ONE_LANGUAGE_NOTE = {
 _not_found: dict[str, str] = {}  # language -> its rendered 404.html
 
 
-def localized_404(html: str, lang: str, home_url: str) -> str:
-    """Material's English-only 404 heading -> the page language's, with a link home."""
+def localized_404(html: str, lang: str, home_url: str, unbuilt: Sequence[str] = ()) -> str:
+    """Material's English-only 404 heading -> the page language's, with a link home; in a
+    one-language build, `unbuilt` names the languages left out and how to serve them."""
     title, text, home = NOT_FOUND_TEXT.get(lang, NOT_FOUND_TEXT["en"])
     link = f'<a href="{home_url}">{home}</a>'
-    return html.replace(MATERIAL_404, f"<h1>{title}</h1>\n<p>{text.format(home=link)}</p>", 1)
-
-
-def one_language_note(html: str, lang: str, unbuilt: list[str]) -> str:
-    """A 404 page of a one-language build: after its first paragraph, how to serve the others."""
-    if not unbuilt:
-        return html
-    others = ", ".join(f"<code>make serve SERVE_LANG={other}</code>" for other in unbuilt)
-    note = ONE_LANGUAGE_NOTE.get(lang, ONE_LANGUAGE_NOTE["en"]).format(others=others)
-    return re.sub(r"(<h1>.*?</h1>\n<p>.*?</p>)", lambda m: f"{m[1]}\n<p>{note}</p>", html, count=1)
+    body = f"<h1>{title}</h1>\n<p>{text.format(home=link)}</p>"
+    if unbuilt:
+        others = ", ".join(f"<code>make serve SERVE_LANG={other}</code>" for other in unbuilt)
+        note = ONE_LANGUAGE_NOTE.get(lang, ONE_LANGUAGE_NOTE["en"]).format(others=others)
+        body += f"\n<p>{note}</p>"
+    return html.replace(MATERIAL_404, body, 1)
 
 
 def alternate_links(urls: dict[str, str], default: str) -> str:
@@ -145,11 +143,9 @@ def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> s
         lang = _current_language(config)
         default, _ = _languages(config)
         home = _site_path(config) + ("" if lang == default else f"{lang}/")
-        output = localized_404(output, lang, home)
         i18n = _i18n(config)
-        if i18n is not None and i18n.config.build_only_locale:
-            unbuilt = [other.locale for other in i18n.config.languages if not other.build]
-            output = one_language_note(output, lang, unbuilt)
+        unbuilt = [] if i18n is None else [o.locale for o in i18n.config.languages if not o.build]
+        output = localized_404(output, lang, home, unbuilt)
         _not_found[lang] = output
     return output
 
