@@ -6,6 +6,7 @@ scripts/bench_build.py; a real browser sends the same requests."""
 import re
 import threading
 import time
+import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
@@ -23,8 +24,11 @@ class LiveReloadTab:
         threading.Thread(target=self._poll, daemon=True).start()
 
     def _load(self) -> None:
-        with urllib.request.urlopen(self.url, timeout=POLL_TIMEOUT_S) as response:
-            html = response.read().decode("utf-8")
+        try:
+            with urllib.request.urlopen(self.url, timeout=POLL_TIMEOUT_S) as response:
+                html = response.read().decode("utf-8")
+        except urllib.error.HTTPError as error:  # a browser shows an error page too
+            html = error.read().decode("utf-8")
         with self._lock:
             self.loads.append((time.perf_counter(), html))
 

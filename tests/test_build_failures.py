@@ -56,6 +56,7 @@ def make_site(
               - {HOOKS / "values.py"}
               - {HOOKS / "exec_errors.py"}
               - {HOOKS / "serve_rebuild.py"}
+              - {HOOKS / "serve_failures.py"}
             markdown_extensions:
               - pymdownx.snippets:
                   base_path: [{tmp_path / "snippets"}]

@@ -472,6 +472,17 @@ def test_outside_serve_dirty_the_hook_does_nothing(tmp_path, monkeypatch):
     assert not serve_rebuild.active()
 
 
+def test_a_failed_build_reloads_every_open_page_and_drops_its_deferred_pages(monkeypatch):
+    monkeypatch.setenv(serve_rebuild.DIRTY_MARKER, "1")
+    monkeypatch.delitem(serve_rebuild.sys.modules, serve_rebuild.STATE_MODULE, raising=False)
+    state = serve_rebuild._state()
+    state.last_build = serve_rebuild.LastBuild(True, frozenset({"more/"}), first_pass_after_ms=5)
+    state.deferring = {"other/"}
+    serve_rebuild.on_build_error(RuntimeError("x"))
+    assert not state.last_build.spares("lesson/", 100), "a page would keep the stale output"
+    assert state.deferring == set()
+
+
 def test_the_template_cache_returns_what_jinja_stored():
     import jinja2
 
@@ -480,3 +491,38 @@ def test_the_template_cache_returns_what_jinja_stored():
     assert env.get_template("t").render() == "42"
     fresh = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ 6 * 8 }}"}), bytecode_cache=cache)
     assert fresh.get_template("t").render() == "48", "bytecode of a changed template reused"
+
+
+def test_a_failed_rebuild_shows_in_the_open_page_and_the_fix_brings_it_back(served):
+    """A save that breaks the build (a page left without its translation) does not hold the
+    browser: every page answers at once with the problems, and the next save restores it."""
+    translation = served.snippet.parents[2] / "docs" / "more.en.md"
+    text = translation.read_text(encoding="utf-8")
+    tab = LiveReloadTab(f"{served.base}lesson/")
+    try:
+        time.sleep(1.0)
+        start, broken = len(served.log.lines), time.perf_counter()
+        translation.unlink()
+        served.log.wait_for(r"Rebuild failed", start)
+        page = wait_for(f"{served.base}lesson/", lambda s, b: s == 500, served.server)
+        assert "构建失败" in page and "more.en.md" in page, page[-2000:]
+        page = wait_for(f"{served.base}en/other/", lambda s, b: s == 500, served.server)
+        assert "Build failed" in page and "Missing translations" in page
+        assert fetch(f"{served.base}search/search_index.json")[0] == 200, "files still served"
+        deadline = time.monotonic() + 30
+        while "more.en.md" not in tab.html and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "Build failed" not in tab.html and "构建失败" in tab.html, "the tab was not reloaded"
+
+        start = len(served.log.lines)
+        translation.write_text(text, encoding="utf-8")
+        served.log.wait_for(r"Reloading browsers", start)
+        served.page("lesson/", "value 42")
+        served.page("en/more/", "value 42")
+        deadline = time.monotonic() + 30
+        while "value 42" not in tab.html and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "value 42" in tab.html, "the tab did not come back when the build was fixed"
+        assert len(tab.reloads_since(broken)) == 2  # onto the failure page, then back
+    finally:
+        tab.close()

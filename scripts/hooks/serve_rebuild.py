@@ -654,6 +654,15 @@ def on_post_build(config: MkDocsConfig) -> None:
         threading.Thread(target=_second_pass_after_reload, args=(state,), daemon=True).start()
 
 
+def on_build_error(error: Exception, **_) -> None:
+    # a failed build reloads every open page (serve_failures.py shows the failure there), and
+    # its first pass, if it was one, did not happen: the next build starts over from the edit
+    if active():
+        state = _state()
+        state.last_build = LastBuild(second_pass=False, urls=frozenset())
+        state.deferring = set()
+
+
 def remove_output(site: Path, output: str) -> None:
     """A removed page's HTML and its Markdown copy (llms.py), and their folder if that is empty."""
     page = site / output
