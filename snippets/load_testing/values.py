@@ -84,6 +84,8 @@ def values() -> dict[str, str]:
     v["ttft_p99_growth"] = f"{high.ttft_p99_s / low.ttft_p99_s:.0f}"
     # Little's law, checked on the simulation: time-averaged requests in the system
     p = at(poisson, LITTLE_CHECK_RATE)
+    if not p.request_throughput < p.rate:
+        raise ValueError("the page says the run's actual rate is below the nominal one")
     v["little_check_rate"] = f"{p.rate:g}"
     v["little_check_l"] = f"{p.mean_in_system:.2f}"
     v["little_check_mean_e2e_s"] = f"{p.mean_e2e_s:.3f}"

@@ -4,6 +4,7 @@ Pages refer to them as {{ prefill_decode.<name> }}; scripts/hooks/values.py fill
 Run `python snippets/prefill_decode/values.py` to list every name and its value.
 """
 
+from core import roofline
 from core.formats import checkpoint_format
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model, params
@@ -39,6 +40,11 @@ GPT_FAST_BANDWIDTH_GBS = 1397.31
 
 def prefill_to_decode_ratio(s: int) -> float:
     return prefill_intensity(MODEL, s) / decode_intensity(MODEL, s)
+
+
+def exact_prefill_to_decode_ratio(s: int) -> float:
+    """The same ratio counted exactly by the core (lm_head once per prompt, embedding looked up)."""
+    return roofline.prefill_intensity(MODEL, s) / roofline.decode_intensity(MODEL, s)
 
 
 def attention_decode_intensity() -> float:
@@ -87,6 +93,9 @@ def values() -> dict[str, str]:
         "longest_len": f"{longest:,}",
         "ratio_shortest": f"{prefill_to_decode_ratio(shortest):,.0f}",
         "ratio_longest": f"{prefill_to_decode_ratio(longest):,.0f}",
+        "exact_ratio_shortest": f"{exact_prefill_to_decode_ratio(shortest):,.0f}",
+        "exact_ratio_longest": f"{exact_prefill_to_decode_ratio(longest):,.0f}",
+        "exact_ratio_shortfall": f"{1 - exact_prefill_to_decode_ratio(longest) / longest:.0%}",
         # the lab on the RTX 4090: AWQ weights (the lab's default), batch 1, lower bounds
         "lab_long_prompt": f"{LAB_LONG_PROMPT:,}",
         "lab_new_tokens": f"{LAB_NEW_TOKENS:,}",
