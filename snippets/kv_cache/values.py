@@ -28,6 +28,7 @@ def values() -> dict[str, str]:
     context = qwen.max_position_embeddings
     budget = rtx_4090()
     (_, bf16_w, _), (_, awq_w, _), _ = scenarios()
+    bf16_read, awq_read = streamed_weight_bytes(qwen), streamed_weight_bytes(load_model(AWQ_MODEL))
     bf16_tokens, awq_tokens = budget.tokens(bf16_w, k), budget.tokens(awq_w, k)
     mha_tokens = budget.tokens(awq_w, k_mha)
     llama_kv = kv_cache_bytes(llama, llama.max_position_embeddings)
@@ -93,6 +94,9 @@ def values() -> dict[str, str]:
         "awq_crossover": f"{crossover_context(awq_w, k):,.0f}",
         "bf16_crossover_batch": f"{crossover_context(bf16_w, k, EXAMPLE_BATCH):,.0f}",
         "awq_crossover_batch": f"{crossover_context(awq_w, k, EXAMPLE_BATCH):,.0f}",
+        # the same for the bytes a decode step reads (the embedding table is looked up, not read)
+        "bf16_read_crossover_batch": f"{crossover_context(bf16_read, k, EXAMPLE_BATCH):,.0f}",
+        "awq_read_crossover_batch": f"{crossover_context(awq_read, k, EXAMPLE_BATCH):,.0f}",
     }
 
 
