@@ -1,5 +1,5 @@
-"""Check the lessons' claims against lab results (prefill/decode, batch sweep, KV capacity, prefix
-caching, KV connector).
+"""Check the lessons' claims against lab results (prefill/decode, batch sweep, max_num_seqs sweep,
+KV capacity, prefix caching, KV connector, chunked prefill, load test).
 
   python scripts/verify_labs.py FILE...          check results files written by the labs
   python scripts/verify_labs.py --run [--lab-args="--dummy"] [--sweep-args="--repeats 5"]
@@ -14,6 +14,11 @@ labs/results/<gpu>/ of the same lab, GPU, model, weight format, vLLM version and
 on the quantities the lesson claims (TPOT medians, TTFT at long prompts). A CPU run's timings
 say nothing about a GPU, so for CPU runs only structure and completeness are checked, and the
 report says so.
+batch_sweep runs (labs/batched_decode/batch_sweep.py), on a GPU: output throughput grows with the
+batch (each step >= THROUGHPUT_STEP_SLACK x the previous, x THROUGHPUT_GAIN overall), TPOT stays
+nearly flat up to SMALL_BATCH, and every measured TPOT is above the lesson's bound for its
+configuration. max_num_seqs runs (labs/continuous_batching/max_num_seqs.py), on a GPU: the larger
+limit serves the same stream with more output throughput and a lower median TTFT.
 kv_capacity runs (labs/paged_attention/kv_capacity.py) are deterministic, so they are checked on
 CPU too: every explicit setting's engine figures equal the estimate, and the start-up figures
 follow from the block count by vLLM's formula. prefix_cache runs (labs/prefix_caching/

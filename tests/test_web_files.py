@@ -8,6 +8,7 @@ real site (conftest.built_site)."""
 
 import functools
 import json
+import os
 import re
 import sys
 from contextlib import chdir
@@ -27,7 +28,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from serve_site import DEFAULT_SITE_URL, page_paths
 
 LANGS = {"zh": "", "en": "en/"}  # language -> where its pages live
-REPO_URL = "https://github.com/example/llm-inference-course"  # mkdocs.yml's default repo_url
+# the repository the build links to: REPO_URL if set (mkdocs.yml's !ENV), else mkdocs.yml's default
+REPO_DEFAULT = re.search(
+    r'^repo_url: !ENV \[REPO_URL, "([^"]+)"\]',
+    (ROOT / "mkdocs.yml").read_text(encoding="utf-8"),
+    re.M,
+)
+assert REPO_DEFAULT, 'mkdocs.yml: repo_url is not `!ENV [REPO_URL, "<default>"]`'
+REPO_URL = os.environ.get("REPO_URL") or REPO_DEFAULT[1]
 MERMAID = "javascripts/mermaid-esm.mjs"
 MATHJAX_SCRIPT = re.compile(r"<script[^>]*src=\"[^\"]*mathjax", re.IGNORECASE)
 FORMULA = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
@@ -292,6 +300,5 @@ def test_citation_cff_is_complete_and_matches_the_site():
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     for key in ("cff-version", "message", "title", "authors", "license", "repository-code"):
         assert cff.get(key), f"CITATION.cff has no {key}"
-    assert cff["repository-code"] == REPO_URL
-    assert REPO_URL in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert cff["repository-code"] == REPO_URL, "CITATION.cff names another repository than the site"
     assert set(cff["license"]) == {"CC-BY-4.0", "MIT"}  # the site's copyright line

@@ -1,7 +1,8 @@
 """MkDocs hook: every extra_javascript/extra_css file is served by the site itself and exists.
 
-MkDocs does not fail on a missing extra_javascript file; the browser would just miss MathJax or
-Mermaid. Vendored files come from npm via `make assets` (scripts/vendor_assets.py).
+MkDocs does not fail on a missing extra_javascript file; the browser would just miss it. Vendored
+files come from npm via `make assets` (scripts/vendor_assets.py); the ones hooks load themselves
+(Mermaid, Pyodide) are checked by tests/test_site.py and tests/test_run_in_browser.py.
 """
 
 from pathlib import Path
