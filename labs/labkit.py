@@ -348,9 +348,21 @@ def python_header() -> Path:
     return Path(sysconfig.get_paths(scheme=scheme)["include"]) / "Python.h"
 
 
+def first_visible_device(cuda_visible_devices: str | None) -> str | None:
+    """The device CUDA will use first: an index or a GPU-/MIG- UUID, as vLLM resolves it
+    (platforms/cuda.py); "0" when the variable is unset, None when it is set empty (no GPU)."""
+    if cuda_visible_devices is None:
+        return "0"
+    first = cuda_visible_devices.split(",")[0].strip()
+    return first or None
+
+
 def probe_gpu() -> GpuInfo | None:
     """The first visible GPU, through NVML only: no CUDA context in this process (vLLM's engine
     process makes its own). None without NVML, a driver or that device."""
+    first = first_visible_device(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if first is None:
+        return None
     try:
         import pynvml  # nvidia-ml-py, a dependency of vLLM's CUDA build
 
@@ -358,8 +370,6 @@ def probe_gpu() -> GpuInfo | None:
     except Exception:
         return None
     try:
-        # an index or a GPU-/MIG- UUID, resolved as vLLM does (platforms/cuda.py); unset: 0
-        first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip() or "0"
         if first.isdigit():
             handle = pynvml.nvmlDeviceGetHandleByIndex(int(first))
         else:

@@ -10,7 +10,6 @@ import labkit as common  # labs/labkit.py, installed editable like snippets/
 from conftest import ROOT
 from core.formats import BF16, FP8, checkpoint_format, resident_weight_bytes
 from core.models import embedding_params, kv_bytes_per_token, load_model, params
-from labs_env import LABS_DIR
 
 GB = 10**9
 QWEN = common.load_config(common.CONFIGS["qwen2.5-7b-instruct"])
@@ -163,6 +162,14 @@ def test_the_reservation_leaves_room_for_vllms_cuda_context():
     assert suggestion(message, "--gpu-memory-utilization") == 0.88  # (22.3 - 1) / 24
 
 
+@pytest.mark.parametrize(
+    "value, first",
+    [(None, "0"), ("", None), (" ", None), ("1,0", "1"), ("GPU-1a2b, 0", "GPU-1a2b")],
+)
+def test_cuda_visible_devices_set_empty_hides_every_gpu(value, first):
+    assert common.first_visible_device(value) == first
+
+
 def test_a_shorter_context_is_suggested_only_down_to_the_longest_request():
     # phases.py: context 8192, longest request 2008; 9.4 GiB free leaves 0.35 x 24 GiB
     need = common.memory_need(QWEN, AWQ_FMT, 8192)
@@ -222,18 +229,28 @@ def test_the_compiler_is_looked_up_as_triton_does(monkeypatch):
     assert common.python_header().name == "Python.h"
 
 
-def test_the_lab_without_vllm_exits_with_the_message_and_no_traceback():
+def cache_entries() -> set[str]:
+    cache = ROOT / ".cache"
+    return {p.name for p in cache.iterdir()} if cache.is_dir() else set()
+
+
+@pytest.mark.parametrize(
+    "script", sorted(ROOT.glob("labs/*/*.py")), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
+def test_a_lab_without_vllm_exits_with_the_message_before_writing_anything(script):
+    before = cache_entries()
     proc = subprocess.run(
-        [sys.executable, str(LABS_DIR / "phases.py"), "--dummy"],
+        [sys.executable, str(script), "--dummy"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert proc.returncode == 1
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "pre-flight: vLLM is not installed" in proc.stderr
     assert "pip install vllm==0.26.0" in proc.stderr
     assert "Traceback" not in proc.stderr
+    assert cache_entries() == before, "the lab wrote to .cache/ before its pre-flight"
 
 
 # ---------------------------------------------------------------- options, prompts, lengths

@@ -46,7 +46,7 @@ def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, value: int
     """Child process: one engine with max_num_seqs=value serves the whole stream."""
     from vllm import LLM, SamplingParams
 
-    max_model_len = opts.prompt_tokens + opts.max_output
+    max_model_len = opts.max_model_len or opts.prompt_tokens + opts.max_output  # as pre-flight
     lengths = output_lengths(opts.requests, opts.mean_output, opts.max_output, opts.seed)
     llm = LLM(
         model=spec.model,

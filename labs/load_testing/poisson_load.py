@@ -76,7 +76,7 @@ async def load_test(opts: argparse.Namespace, spec: lab.LabModel, backend: str) 
 
     from load_testing.arrivals import arrival_times
 
-    max_model_len = opts.prompt_tokens + opts.output_tokens
+    max_model_len = opts.max_model_len or opts.prompt_tokens + opts.output_tokens  # as pre-flight
     engine_args = AsyncEngineArgs(
         model=spec.model,
         load_format=spec.load_format,  # "dummy": random weights from config.json, no download

@@ -1,6 +1,6 @@
 """Read the KV capacity vLLM allocates and compare it with the PagedAttention lesson's estimate.
 
-One engine start per setting (random weights, nothing generated). Each setting is either
+One engine start per setting, nothing generated (random weights with --dummy). A setting is one of
   explicit: LLM(kv_cache_memory_bytes=M, block_size=s)  -> the estimate must equal the engine's
             num_gpu_blocks, "GPU KV cache size" and "Maximum concurrency" exactly;
   profiled: LLM(gpu_memory_utilization=u)               -> GPU only; the estimate assumes the
@@ -178,7 +178,9 @@ def main() -> None:
 
     spec = lab.resolve_model(opts.model, opts.dummy, opts.config)
     max_model_len = opts.max_model_len or 4096
-    backend = lab.preflight(spec, max_model_len, max_model_len, max(opts.utilizations))
+    # each setting runs at one of these shares; vLLM checks it even with an explicit KV size
+    utilization = max([*opts.utilizations, opts.gpu_memory_utilization])
+    backend = lab.preflight(spec, max_model_len, max_model_len, utilization)
     lab.setup_environment(spec.dummy)
 
     from vllm import LLM

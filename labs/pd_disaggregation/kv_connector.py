@@ -11,7 +11,7 @@ predicts (RequestOutput.num_cached_tokens; prefix caching is off in both engines
 disk equal kappa x stored tokens from the course's core. A folder, not a network, carries the KV:
 the timings say nothing about a link.
 
-  python labs/pd_disaggregation/kv_connector.py                       # Qwen2.5-7B-Instruct, GPU
+  python labs/pd_disaggregation/kv_connector.py                       # Qwen2.5-7B-Instruct-AWQ, GPU
   .venv-labs/bin/python labs/pd_disaggregation/kv_connector.py --dummy --config tiny   # CPU smoke
 """
 
@@ -44,6 +44,12 @@ def kv_files_bytes(folder: Path) -> tuple[int, int]:
     return tokens.pop(), total
 
 
+def new_folder(parent: Path, prefix: str) -> Path:
+    """An empty folder of its own under `parent` (created too: .cache/ is not in a fresh clone)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     lab.add_common_options(parser)
@@ -57,18 +63,16 @@ def main() -> None:
     opts = parser.parse_args()
     if opts.new_tokens < 2:
         parser.error("--new-tokens must be at least 2 (the first comes from the prefill)")
-    storage = opts.storage or Path(
-        tempfile.mkdtemp(prefix="kv-connector-", dir=lab.REPO / ".cache")
-    )
-    storage.mkdir(parents=True, exist_ok=True)
-    if any(storage.iterdir()):
-        parser.error(f"--storage {storage} is not empty: stale KV would be loaded as a hit")
+    if opts.storage is not None and opts.storage.is_dir() and any(opts.storage.iterdir()):
+        parser.error(f"--storage {opts.storage} is not empty: stale KV would be loaded as a hit")
 
     spec = lab.resolve_model(opts.model, opts.dummy, opts.config)
     longest = max(opts.prompt_lens) + opts.new_tokens
     max_model_len = opts.max_model_len or longest
     backend = lab.preflight(spec, max_model_len, longest, opts.gpu_memory_utilization)
     lab.setup_environment(spec.dummy)
+    storage = opts.storage or new_folder(lab.REPO / ".cache", "kv-connector-")
+    storage.mkdir(parents=True, exist_ok=True)
 
     from vllm import LLM, SamplingParams
 
