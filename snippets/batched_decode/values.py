@@ -30,6 +30,8 @@ TRANSFER_CONTEXTS = (512, 1024)
 # vLLM 0.26.0's max_num_seqs for the LLM class on GPUs under 70 GiB (and on an A100):
 # EngineArgs.get_batch_defaults in vllm/engine/arg_utils.py
 VLLM_MAX_NUM_SEQS_DEFAULT = 256
+# ... and its max_num_batched_tokens there (the tokens one step may schedule), same function
+VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT = 8192
 
 
 def _b(value: float | None) -> str:
@@ -128,6 +130,8 @@ def values() -> dict[str, str]:
         "transfer_vanishing": f"{vanishing_context(tgpu, llama):,.0f}",
         # the lab
         "vllm_max_num_seqs_default": f"{VLLM_MAX_NUM_SEQS_DEFAULT}",
+        "vllm_batched_tokens_default": f"{VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT:,}",
+        "lab_one_step_batch": f"{VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT // LAB_PROMPT_TOKENS}",
         "lab_prompt": f"{LAB_PROMPT_TOKENS:,}",
         "lab_new": f"{LAB_NEW_TOKENS:,}",
         "lab_batches": ", ".join(f"{b}" for b in LAB_BATCHES),
