@@ -183,7 +183,7 @@ def lab_constants() -> dict[str, object]:
         for node in tree.body
         if isinstance(node, ast.Assign)
         and isinstance(node.targets[0], ast.Name)
-        and node.targets[0].id in {"BATCHES", "PROMPT_TOKENS", "NEW_TOKENS"}
+        and node.targets[0].id in {"BATCHES", "PROMPT_TOKENS", "NEW_TOKENS", "SHORT_NEW_TOKENS"}
     }
 
 
@@ -192,11 +192,15 @@ def test_page_quotes_the_labs_own_defaults():
     assert tuple(c["BATCHES"]) == lab_results.LAB_BATCHES
     assert c["PROMPT_TOKENS"] == lab_results.LAB_PROMPT_TOKENS
     assert c["NEW_TOKENS"] == lab_results.LAB_NEW_TOKENS
+    assert c["SHORT_NEW_TOKENS"] == lab_results.LAB_SHORT_NEW_TOKENS
 
 
-def synthetic_run(batches=(1, 2, 4, 8), tpot_ms=(20.0, 20.2, 20.5, 21.0), gpu="rtx_4090"):
-    """A GPU batch_sweep document with a known shape (a test input, never written to labs/)."""
-    prompt, new = 512, 128
+def synthetic_run(
+    batches=(1, 2, 4, 8), tpot_ms=(20.0, 20.2, 20.5, 21.0), gpu="rtx_4090", overlapped=True
+):
+    """A GPU batch_sweep document with a known shape (a test input, never written to labs/):
+    every decode step of a batch takes its tpot_ms, so the two calls differ by exactly that."""
+    prompt, new, short = 512, 128, 64
     measurements, summaries = [], []
     for b, t in zip(batches, tpot_ms, strict=True):
         tpot = t / 1e3
@@ -223,6 +227,10 @@ def synthetic_run(batches=(1, 2, 4, 8), tpot_ms=(20.0, 20.2, 20.5, 21.0), gpu="r
                 "batch": b,
                 "repeat": 0,
                 "tpot_s": tpot,
+                "decode_step_s": tpot,
+                "decode_window_s": tpot * (new - 1),
+                "short_decode_window_s": tpot * (short - 1),
+                "short_all_running": overlapped,
                 "output_tokens_per_s": b * new / span,
                 "span_s": span,
                 "wall_s": span,
@@ -238,6 +246,7 @@ def synthetic_run(batches=(1, 2, 4, 8), tpot_ms=(20.0, 20.2, 20.5, 21.0), gpu="r
             "batches": list(batches),
             "prompt_tokens": prompt,
             "new_tokens": new,
+            "short_new_tokens": short,
             "max_num_seqs": max(batches),
         },
         measurements,
@@ -253,6 +262,7 @@ def test_synthetic_run_is_valid_and_passes_every_claim():
     checks = verify_labs.checks_for(doc, [], 0.3)
     status = {c.name: c.status for c in checks}
     assert status["completeness"] == "PASS", checks
+    assert status["full-batch decode step measured"] == "PASS", checks
     assert status["output throughput grows with the batch size"] == "PASS", checks
     assert status["TPOT nearly flat up to B=8"] == "PASS", checks
     assert status["every TPOT at or above its lower bound"] == "PASS", checks
@@ -277,6 +287,19 @@ def test_verify_labs_catches_a_missing_request_and_a_tpot_below_the_bound():
     assert checks["output throughput grows with the batch size"].status == "FAIL"
 
 
+def test_the_claims_use_the_full_batch_step_and_need_the_short_call_to_overlap():
+    doc = synthetic_run()
+    for s in doc["batch_summaries"]:  # requests' TPOT inflated by shared prefill steps
+        s["tpot_s"] *= s["batch"]
+    checks = {c.name: c for c in verify_labs.checks_for(doc, [], 0.3)}
+    assert checks["TPOT nearly flat up to B=8"].status == "PASS"
+    assert "1: 20.0 ms" in checks["TPOT nearly flat up to B=8"].detail  # the step, not tpot_s
+    apart = synthetic_run(overlapped=False)
+    checks = {c.name: c for c in verify_labs.checks_for(apart, [], 0.3)}
+    assert checks["full-batch decode step measured"].status == "FAIL"
+    assert "--short-new-tokens" in checks["full-batch decode step measured"].detail
+
+
 def test_lab_results_says_no_run_is_recorded_without_numbers(tmp_path, capsys):
     lab_results.main("en", tmp_path / "labs" / "results")
     out = capsys.readouterr().out
@@ -293,8 +316,8 @@ def test_lab_results_tables_a_recorded_run_beside_its_bounds(tmp_path, capsys):
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert [r.split(" | ")[0] for r in rows] == ["| 1", "| 2", "| 4", "| 8"]
-    bound = lab_results.batch_tpot_bound_s(RTX, QWEN, BF16, 512, 128, 8)
-    assert f"{bound * 1e3:,.2f}" in rows[-1]
+    bound = lab_results.batch_tpot_bound_s(RTX, QWEN, BF16, 512, 128, 8, after=64)
+    assert rows[-1].split(" | ")[2] == f"{bound * 1e3:,.2f}"  # the steps the difference measures
     assert bound > step(RTX, QWEN, BF16, 512, 8).tpot_s  # mean over growing contexts
 
 

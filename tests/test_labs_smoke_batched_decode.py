@@ -43,6 +43,9 @@ def test_batch_sweep_sends_b_requests_with_exact_token_counts(smoke):
     }
     assert all(m["prompt_tokens"] == 64 and m["new_tokens"] == 16 for m in doc["measurements"])
     assert [s["batch"] for s in doc["batch_summaries"]] == [int(b) for b in BATCHES.split(",")]
+    assert doc["parameters"]["short_new_tokens"] == 8  # half the new tokens by default
+    for s in doc["batch_summaries"]:  # the second call of each batch ran and was timed
+        assert s["decode_window_s"] > 0 and s["short_decode_window_s"] > 0, s
 
 
 def test_verify_labs_passes_the_smoke_results_on_structure_only(smoke):

@@ -1,10 +1,20 @@
 """Batched decode in vLLM: TPOT and output throughput as B concurrent requests share each step.
 
 For each batch size B: B requests with distinct prompts of the same length, each forced to produce
-exactly the same number of new tokens, handed to the engine in one generate() call so that they
-decode together. Per request, vLLM's request metrics give TPOT (first token -> last token, over the
-new tokens after the first); per batch, output throughput is every new token over the span from
-the first request queued to the last token, on the engine's own clock. Prefix caching is off.
+exactly the same number of new tokens, handed to the engine in one generate() call. Per request,
+vLLM's request metrics give TPOT (first token -> last token, over the new tokens after the first);
+per batch, output throughput is every new token over the span from the first request queued to the
+last token, on the engine's own clock. Prefix caching is off.
+
+A step schedules at most max_num_batched_tokens tokens, so a large batch prefills over several
+steps, and the requests admitted first decode in steps that also carry the others' prefill: their
+TPOT includes those heavier steps. The time of a decode step of the full batch (the lesson's bound)
+comes from a second call with fewer new tokens: after the last request's first token, both calls
+decode in the same way except for the extra new - short steps of the full batch, so
+  decode step = (decode time of the call with `new` tokens - that of the call with `short`)
+                / (new - short),  decode time = last token of the batch - last first token.
+This holds while every request of the short call is still running when the last one starts
+decoding (recorded as short_all_running; otherwise pass a larger --short-new-tokens).
 Writes a results JSON (labs/results/schema.json) and prints one line per batch size.
 
   python labs/batched_decode/batch_sweep.py                    # Qwen2.5-7B-Instruct-AWQ on a GPU
@@ -22,6 +32,7 @@ import labkit as lab
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 PROMPT_TOKENS = 512
 NEW_TOKENS = 128
+SHORT_NEW_TOKENS = 64  # the second call of each batch (the decode-step difference)
 
 
 def check_batch_fits(
@@ -48,11 +59,17 @@ def main() -> None:
     parser.add_argument("--batches", type=lab.int_list, default=BATCHES, help="comma list of B")
     parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS, help="per request")
     parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS, help="per request")
+    parser.add_argument(
+        "--short-new-tokens", type=int, default=None, help="the second call (default: new / 2)"
+    )
     parser.add_argument("--repeats", type=int, default=1, help="rounds over every batch size")
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured rounds at the largest B")
     opts = parser.parse_args()
     if opts.new_tokens < 2:
         parser.error("--new-tokens must be at least 2 (TPOT needs two tokens)")
+    short = opts.short_new_tokens or opts.new_tokens * SHORT_NEW_TOKENS // NEW_TOKENS
+    if not 1 <= short < opts.new_tokens:
+        parser.error("--short-new-tokens must be at least 1 and below --new-tokens")
     if opts.prompt_tokens < 1 or opts.repeats < 1 or opts.warmup < 0:
         parser.error("--prompt-tokens and --repeats must be positive, --warmup not negative")
 
@@ -83,22 +100,38 @@ def main() -> None:
     vocab = llm.model_config.get_vocab_size()
     lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     seeds = itertools.count(opts.seed)  # a fresh prompt for every request
-    params = SamplingParams(max_tokens=opts.new_tokens, ignore_eos=True, detokenize=False)
 
-    def batch(b: int, repeat: int, series: str = "batch_sweep"):
+    def generate(b: int, new_tokens: int) -> tuple[list, float]:
         prompts = [lab.prompt_ids(opts.prompt_tokens, vocab, next(seeds)) for _ in range(b)]
         for prompt in prompts:
             lab.validate_token_ids(prompt, vocab)
+        params = SamplingParams(max_tokens=new_tokens, ignore_eos=True, detokenize=False)
         t0 = time.perf_counter()
         outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
-        wall = time.perf_counter() - t0
+        return outs, time.perf_counter() - t0
+
+    def decode_window(outs: list) -> float:
+        """Last token of the batch minus the last first token: the steps after every prefill."""
+        return max(o.metrics.last_token_ts for o in outs) - max(
+            o.metrics.first_token_ts for o in outs
+        )
+
+    def batch(b: int, repeat: int, series: str = "batch_sweep"):
+        outs, wall = generate(b, opts.new_tokens)
         rows = [lab.measurement(series, f"batch {b}", repeat, out, wall) for out in outs]
         # engine-core timestamps (monotonic, one clock for every request of the call)
         span = max(o.metrics.last_token_ts for o in outs) - min(o.metrics.queued_ts for o in outs)
+        short_outs, _ = generate(b, short)
+        window, short_window = decode_window(outs), decode_window(short_outs)
         summary = {
             "batch": b,
             "repeat": repeat,
             "tpot_s": statistics.median(r.tpot_s for r in rows),
+            "decode_step_s": (window - short_window) / (opts.new_tokens - short),
+            "decode_window_s": window,
+            "short_decode_window_s": short_window,
+            "short_all_running": min(o.metrics.last_token_ts for o in short_outs)
+            >= max(o.metrics.first_token_ts for o in short_outs),
             "output_tokens_per_s": sum(r.new_tokens for r in rows) / span,
             "span_s": span,
             "wall_s": wall,
@@ -117,13 +150,23 @@ def main() -> None:
             summaries.append(summary)
 
     print(f"\nbatch sweep: {opts.prompt_tokens}-token prompts, {opts.new_tokens} new tokens each")
-    print(f"{'B':>5} {'TPOT ms':>9} {'B/TPOT tok/s':>13} {'output tok/s':>13} {'span s':>8}")
+    print(
+        f"{'B':>5} {'step ms':>9} {'B/step tok/s':>13} {'req TPOT ms':>12} {'output tok/s':>13} "
+        f"{'span s':>8}"
+    )
     for b in opts.batches:
         mine = [s for s in summaries if s["batch"] == b]
+        step = statistics.median(s["decode_step_s"] for s in mine)
         tpot = statistics.median(s["tpot_s"] for s in mine)
         tps = statistics.median(s["output_tokens_per_s"] for s in mine)
         span = statistics.median(s["span_s"] for s in mine)
-        print(f"{b:>5} {tpot * 1e3:9.2f} {b / tpot:13,.0f} {tps:13,.0f} {span:8.3f}")
+        print(
+            f"{b:>5} {step * 1e3:9.2f} {b / step:13,.0f} {tpot * 1e3:12.2f} {tps:13,.0f} "
+            f"{span:8.3f}"
+        )
+    if not all(s["short_all_running"] for s in summaries):
+        print("note: a short call ended a request before the last one decoded: the full-batch")
+        print("      step is not exact there; run again with a larger --short-new-tokens")
 
     parameters = {
         "max_model_len": max_model_len,
@@ -135,6 +178,7 @@ def main() -> None:
         "batches": opts.batches,
         "prompt_tokens": opts.prompt_tokens,
         "new_tokens": opts.new_tokens,
+        "short_new_tokens": short,
         "max_num_seqs": largest,
     }
     doc = lab.results_document("batch_sweep", backend, spec, llm, parameters, rows)

@@ -2,10 +2,12 @@
 
 Reads labs/results/<gpu>/*.json whose lab is "batch_sweep" (written by
 labs/batched_decode/batch_sweep.py on a GPU, checked by scripts/verify_labs.py) and prints one
-table per run: measured TPOT and throughput for each batch size B next to their bounds. With no
-recorded run it says so, and prints no number. The bound for a batch is the mean of
-core.roofline.tpot_bound(batch=B) over the run's decode steps (contexts prompt .. prompt + new - 2),
-for the weights the run loaded (AWQ or BF16).
+table per run: for each batch size B, the measured time of one decode step of the full batch
+(the lab's difference of two calls) and the throughput it allows, next to their bounds, then each
+request's median TPOT and the output throughput as recorded. With no recorded run it says so, and
+prints no number. The bound for a batch is the mean of core.roofline.tpot_bound(batch=B) over the
+decode steps the difference measures (the tokens after the short call's last), for the weights
+the run loaded (AWQ or BF16).
 
 Run it: python snippets/batched_decode/lab_results.py [zh|en]
 """
@@ -25,6 +27,7 @@ LAB = "batch_sweep"
 LAB_BATCHES = tuple(2**i for i in range(9))
 LAB_PROMPT_TOKENS = 512
 LAB_NEW_TOKENS = 128
+LAB_SHORT_NEW_TOKENS = 64
 
 TEXT = {
     "zh": {
@@ -35,17 +38,21 @@ TEXT = {
         ),
         "header": [
             "B",
-            "TPOT (ms)",
-            "TPOT 下界 (ms)",
-            "B/TPOT (token/s)",
+            "满批解码一步 (ms)",
+            "下界 (ms)",
+            "B ÷ 一步 (token/s)",
             "吞吐上界 (token/s)",
+            "请求 TPOT 中位数 (ms)",
             "输出吞吐 (token/s)",
         ],
         "run": "{gpu}（{device}）· vLLM {vllm} · {model}（{quant}）· {date} · {file}",
         "notes": (
-            "有重复时取中位数。下界按这次运行实际加载的权重格式、批大小和各解码步的上下文计算；"
-            "— 表示 GPU 或模型不在课程的核心表里。输出吞吐 = 全部新 token ÷（第一个请求排队到"
-            "最后一个 token），含预填充。"
+            "有重复时取中位数。满批解码一步 = 两次调用（新 token 数不同）在最后一个请求开始解码"
+            "之后的用时之差 ÷ 多出的步数；下界按这次运行实际加载的权重格式、批大小和这些步的"
+            "上下文计算；"
+            "— 表示 GPU 或模型不在课程的核心表里。请求 TPOT 取自每个请求的指标，包含和其他请求的"
+            "预填充同在一步的那些步。输出吞吐 = 全部新 token ÷（第一个请求排队到最后一个 token），"
+            "含预填充。"
         ),
     },
     "en": {
@@ -57,29 +64,50 @@ TEXT = {
         ),
         "header": [
             "B",
-            "TPOT (ms)",
-            "TPOT bound (ms)",
-            "B/TPOT (tokens/s)",
+            "full-batch decode step (ms)",
+            "bound (ms)",
+            "B / step (tokens/s)",
             "throughput bound (tokens/s)",
+            "request TPOT, median (ms)",
             "output throughput (tokens/s)",
         ],
         "run": "{gpu} ({device}) · vLLM {vllm} · {model} ({quant}) · {date} · {file}",
         "notes": (
-            "Medians where a batch size was repeated. Bounds are for the weights the run loaded, "
-            "its batch size and each decode step's context; — marks a GPU or model the course's "
-            "core does not know. Output throughput = every new token / (first request queued to "
-            "last token), prefill included."
+            "Medians where a batch size was repeated. Full-batch decode step = the difference "
+            "between two calls (different numbers of new tokens) in the time after the last "
+            "request started decoding, divided by the extra steps; bounds are for the weights the "
+            "run loaded, its batch size and those steps' contexts; — marks a GPU or model the "
+            "course's core does not know. Request TPOT comes from each request's metrics and "
+            "includes the steps it shared with other requests' prefill. Output throughput = every "
+            "new token / (first request queued to last token), prefill included."
         ),
     },
 }
 
 
 def batch_tpot_bound_s(
-    gpu: GPU, spec: ModelSpec, fmt: WeightFormat, prompt: int, new: int, batch: int
+    gpu: GPU,
+    spec: ModelSpec,
+    fmt: WeightFormat,
+    prompt: int,
+    new: int,
+    batch: int,
+    after: int = 1,
 ) -> float:
-    """Mean lower bound of the new - 1 decode steps of a batch, every sequence in step."""
-    steps = [tpot_bound(gpu, spec, prompt + i - 1, fmt, batch).seconds for i in range(1, new)]
+    """Mean lower bound of a batch's decode steps that generate tokens after+1 .. new, every
+    sequence in step (after=1: every step after the prefill's first token)."""
+    steps = [tpot_bound(gpu, spec, prompt + i - 1, fmt, batch).seconds for i in range(after, new)]
     return sum(steps) / len(steps)
+
+
+def step_bound_s(
+    run: dict, gpu: GPU, resolved: tuple[ModelSpec, WeightFormat], batch: int
+) -> float:
+    """The bound of the steps a run's full-batch decode step is measured over."""
+    p = run["parameters"]
+    return batch_tpot_bound_s(
+        gpu, *resolved, p["prompt_tokens"], p["new_tokens"], batch, after=p["short_new_tokens"]
+    )
 
 
 def batch_runs(results_dir: Path = RESULTS) -> list[tuple[Path, dict]]:
@@ -94,19 +122,17 @@ def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
         mine = [s for s in run["batch_summaries"] if s["batch"] == b]
         if not mine:
             continue
+        step = statistics.median(s["decode_step_s"] for s in mine)
         tpot = statistics.median(s["tpot_s"] for s in mine)
         tps = statistics.median(s["output_tokens_per_s"] for s in mine)
-        bound = (
-            batch_tpot_bound_s(gpu, *resolved, p["prompt_tokens"], p["new_tokens"], b)
-            if resolved
-            else None
-        )
+        bound = step_bound_s(run, gpu, resolved, b) if resolved else None
         cells = [
             f"{b}",
-            f"{tpot * 1e3:,.2f}",
+            f"{step * 1e3:,.2f}",
             "—" if bound is None else f"{bound * 1e3:,.2f}",
-            f"{b / tpot:,.0f}",
+            f"{b / step:,.0f}",
             "—" if bound is None else f"{b / bound:,.0f}",
+            f"{tpot * 1e3:,.2f}",
             f"{tps:,.0f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")

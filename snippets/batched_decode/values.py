@@ -15,7 +15,12 @@ from batched_decode.batch_bound import (
     step,
     vanishing_context,
 )
-from batched_decode.lab_results import LAB_BATCHES, LAB_NEW_TOKENS, LAB_PROMPT_TOKENS
+from batched_decode.lab_results import (
+    LAB_BATCHES,
+    LAB_NEW_TOKENS,
+    LAB_PROMPT_TOKENS,
+    LAB_SHORT_NEW_TOKENS,
+)
 from core.formats import checkpoint_format
 from core.forward import decode_flops
 from core.gpus import load_gpus
@@ -132,6 +137,8 @@ def values() -> dict[str, str]:
         "vllm_max_num_seqs_default": f"{VLLM_MAX_NUM_SEQS_DEFAULT}",
         "vllm_batched_tokens_default": f"{VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT:,}",
         "lab_one_step_batch": f"{VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT // LAB_PROMPT_TOKENS}",
+        "lab_short_new": f"{LAB_SHORT_NEW_TOKENS:,}",
+        "lab_extra_steps": f"{LAB_NEW_TOKENS - LAB_SHORT_NEW_TOKENS:,}",
         "lab_prompt": f"{LAB_PROMPT_TOKENS:,}",
         "lab_new": f"{LAB_NEW_TOKENS:,}",
         "lab_batches": ", ".join(f"{b}" for b in LAB_BATCHES),
