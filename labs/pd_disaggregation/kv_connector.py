@@ -81,7 +81,7 @@ def main() -> None:
             model=spec.model,
             load_format=spec.load_format,  # "dummy": random weights from config.json, seeded
             skip_tokenizer_init=spec.dummy,  # prompts are token ids: exact lengths
-            seed=opts.seed,  # same dummy weights in both engines
+            seed=opts.seed,  # sampling; vLLM seeds dummy weights itself: the same in both engines
             max_model_len=max_model_len,
             enable_prefix_caching=False,  # every cached token below came through the connector
             disable_log_stats=False,  # fills RequestOutput.metrics and get_metrics()
