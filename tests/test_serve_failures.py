@@ -17,6 +17,8 @@ def builder_that(*outcomes):
 
     def build(*args, **kwargs):
         warning, error = pending.pop(0)
+        # a request served meanwhile: the server's log, not the build's
+        logging.getLogger("mkdocs.livereload").warning('"GET /gone/ HTTP/1.1" code 404')
         if warning:
             logging.getLogger("mkdocs.plugins.x").warning(warning)
         if error:

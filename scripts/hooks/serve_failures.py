@@ -99,6 +99,8 @@ class LoggedProblems(logging.Handler):
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("mkdocs.livereload"):
+            return  # the server's own request log ("GET /x code 404"), not the build's
         self.lines.append(f"{record.levelname} - {record.getMessage()}")
 
 
