@@ -67,7 +67,7 @@ def values() -> dict[str, str]:
         "pool_blocks": f"{pool.usable_blocks + 1:,}",
         "usable_blocks": f"{pool.usable_blocks:,}",
         "paged_sequences": f"{pool.paged(n)}",
-        "paged_to_reserved": f"{pool.paged(n) / pool.reserved(n):.0f}",
+        "paged_to_reserved": f"{pool.paged(n) / pool.reserved(n):.1f}",
         "short_len": f"{short_len:,}",
         "short_paged_sequences": f"{pool.paged(short_len)}",
         "max_num_seqs": f"{MAX_NUM_SEQS}",
