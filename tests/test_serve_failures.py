@@ -76,9 +76,17 @@ def get(wrapped, path):
     return answer["status"], body
 
 
+PREFIXES = {"zh": "", "en": "en/"}
+
+
+def inject(page: bytes, epoch: int) -> bytes:
+    """Stands in for MkDocs' _inject_js_into_html: records the epoch the page reloads after."""
+    return page + b"<!-- reloads after %d -->" % epoch
+
+
 def test_pages_show_the_failure_in_their_language_and_other_files_are_served():
     builds = serve_failures.Builds()
-    wrapped = serve_failures.failure_pages(app, builds, "/")
+    wrapped = serve_failures.failure_pages(app, builds, "/", PREFIXES, inject)
     assert get(wrapped, "/lesson/") == ("200 OK", "from the site")
 
     failure = serve_failures.Failure("Aborted <strict>", ("WARNING - a & b",), epoch=1234)
@@ -86,7 +94,7 @@ def test_pages_show_the_failure_in_their_language_and_other_files_are_served():
     status, page = get(wrapped, "/lesson/")
     assert status.startswith("500") and "构建失败" in page and 'lang="zh-Hans"' in page
     assert "Aborted &lt;strict&gt;" in page and "WARNING - a &amp; b" in page, "not escaped"
-    assert "livereload(1234, " in page, "the page does not reload when the build is fixed"
+    assert page.endswith("<!-- reloads after 1234 -->"), "no reload when the build is fixed"
     status, page = get(wrapped, "/en/lesson/index.html")
     assert status.startswith("500") and "Build failed" in page and 'lang="en"' in page
     for path in ("/assets/stylesheets/main.css", "/search/search_index.json", "/livereload/1/2"):
@@ -99,6 +107,15 @@ def test_pages_show_the_failure_in_their_language_and_other_files_are_served():
 def test_a_mount_path_is_respected():
     builds = serve_failures.Builds()
     builds.finished(serve_failures.Failure("x", (), 1))
-    wrapped = serve_failures.failure_pages(app, builds, "/course/")
+    wrapped = serve_failures.failure_pages(app, builds, "/course/", PREFIXES, inject)
     assert get(wrapped, "/course/en/")[1].count("Build failed") == 2  # title and heading
     assert get(wrapped, "/elsewhere/") == ("200 OK", "from the site")
+
+
+@pytest.mark.parametrize(
+    "path, language",
+    [("/", "en"), ("/en/x/", "en"), ("/fr/x/", "fr"), ("/fresh/", "en"), ("/zh/", "en")],
+)
+def test_a_page_belongs_to_the_language_of_its_prefix(path, language):
+    # a site whose default is English, with French under fr/
+    assert serve_failures.language_of(path, "/", {"en": "", "fr": "fr/"}) == language

@@ -5,8 +5,9 @@ removed page, a hook raising, a broken mkdocs.yml), MkDocs logs it and then hold
 request until a later rebuild succeeds: the author's browser waits with no message ("the server
 will appear stuck"). Under `mkdocs serve` this hook wraps the server's builder and app: a failed
 rebuild is recorded with the warnings and errors MkDocs logged during it, every page request is
-answered at once with a page that lists them (in the page's language), the open tabs reload to
-show it, and the next successful rebuild reloads them again with the site. Stylesheets, scripts
+answered at once with a page that lists them (in the page's language, from static-i18n's
+languages), the open tabs reload to show it, and the failure page, which carries MkDocs' own
+live-reload script, reloads onto the site after the next successful rebuild. Stylesheets, scripts
 and images are still served from the last build. A raising executed block does not fail a serve
 build at all (exec_errors.py shows it in its own page). `make build` and `make test` are not
 affected: they never call on_serve. See docs/adr/0014-serve-rebuilds.md.
@@ -25,33 +26,7 @@ from mkdocs.exceptions import Abort
 
 _log = logging.getLogger("mkdocs.hooks.serve_failures")
 WSGIApp = Callable[[dict, Callable], Iterable[bytes]]
-
-# the page's own live-reload poll, as MkDocs' script does it: poll while the tab is visible,
-# reload when the server answers with a newer epoch than the page's
-RELOAD_SCRIPT = """
-var livereload = function(epoch, requestId) {
-  var request, timer;
-  var poll = function() {
-    request = new XMLHttpRequest();
-    request.onloadend = function() {
-      if (parseFloat(this.responseText) > epoch) { location.reload(); }
-      else { timer = setTimeout(poll, this.status === 200 ? 0 : 3000); }
-    };
-    request.open("GET", "/livereload/" + epoch + "/" + requestId);
-    request.send();
-  };
-  var stop = function() {
-    if (request) { request.abort(); }
-    clearTimeout(timer);
-  };
-  document.addEventListener("visibilitychange", function() {
-    if (document.visibilityState === "visible") { poll(); } else { stop(); }
-  });
-  window.addEventListener("beforeunload", stop);
-  if (document.visibilityState === "visible") { poll(); }
-};
-livereload(%(epoch)d, %(tab)d);
-"""
+Inject = Callable[[bytes, int], bytes]  # MkDocs' live-reload script added to a page at an epoch
 
 TEXT = {  # HTML
     "zh": {
@@ -146,12 +121,17 @@ def is_page(path: str, mount_path: str) -> bool:
     return path.startswith(mount_path) and (path.endswith("/") or path.endswith(".html"))
 
 
-def language_of(path: str, mount_path: str) -> str:
-    return "en" if path[len(mount_path) :].startswith("en/") else "zh"
+def language_of(path: str, mount_path: str, prefixes: dict[str, str]) -> str:
+    """The language whose pages live under the path's prefix ("" is the default language's)."""
+    rest = path[len(mount_path) :]
+    return max(
+        (lang for lang, prefix in prefixes.items() if rest.startswith(prefix)),
+        key=lambda lang: len(prefixes[lang]),
+    )
 
 
-def failure_page(failure: Failure, language: str, tab: int) -> str:
-    text = TEXT[language]
+def failure_page(failure: Failure, language: str) -> str:
+    text = TEXT.get(language, TEXT["en"])
     logged = "".join(f"<li><code>{html.escape(line)}</code></li>" for line in failure.logged)
     section = f"<h2>{text['logged']}</h2><ul>{logged}</ul>" if logged else ""
     return (
@@ -162,20 +142,23 @@ def failure_page(failure: Failure, language: str, tab: int) -> str:
         "h1{color:#b00020}li{margin:.3rem 0}</style></head><body>"
         f'<h1 id="build-failed">{text["title"]}</h1><p>{text["lead"]}</p>'
         f"<h2>{text['error']}</h2><pre>{html.escape(failure.error)}</pre>{section}"
-        f"<script>{RELOAD_SCRIPT % {'epoch': failure.epoch, 'tab': tab}}</script>"
         "</body></html>"
     )
 
 
-def failure_pages(app: WSGIApp, builds: Builds, mount_path: str) -> WSGIApp:
-    """MkDocs' server app, with page requests answered by the failure page after a failed build."""
+def failure_pages(
+    app: WSGIApp, builds: Builds, mount_path: str, prefixes: dict[str, str], inject: Inject
+) -> WSGIApp:
+    """MkDocs' server app, with page requests answered by the failure page after a failed build
+    (`prefixes`: language -> where its pages live, "" or "en/")."""
 
     def serve(environ: dict, start_response: Callable) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         failure = builds.failure
         if failure is None or not is_page(path, mount_path):
             return app(environ, start_response)
-        body = failure_page(failure, language_of(path, mount_path), now_ms()).encode("utf-8")
+        page = failure_page(failure, language_of(path, mount_path, prefixes))
+        body = inject(page.encode("utf-8"), failure.epoch)
         start_response(
             "500 Internal Server Error",
             [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body)))],
@@ -185,11 +168,30 @@ def failure_pages(app: WSGIApp, builds: Builds, mount_path: str) -> WSGIApp:
     return serve
 
 
+def language_prefixes(config: MkDocsConfig) -> dict[str, str]:
+    """language -> where its pages live: "" for the default, "<locale>/" for the others."""
+    i18n = config.plugins.get("i18n")
+    if i18n is None:
+        return {config.theme["language"]: ""}
+    return {
+        lang.locale: "" if lang.default else f"{lang.locale}/" for lang in i18n.config.languages
+    }
+
+
 def on_serve(server, config: MkDocsConfig, builder: Callable):
-    # MkDocs' LiveReloadServer calls `self.builder()` for each rebuild (mkdocs 1.6); the served
-    # test in tests/test_serve_errors.py fails if that changes
+    # Two details of MkDocs 1.6's LiveReloadServer: it calls `self.builder()` for each rebuild,
+    # and `_inject_js_into_html` adds its live-reload script to a page; the served test in
+    # tests/test_serve_rebuild.py and tests/browser/test_serve_failures.py fail if either changes
     builds, problems = Builds(), LoggedProblems()
     logging.getLogger("mkdocs").addHandler(problems)
     server.builder = reporting(server.builder, builds, problems)
-    server.set_app(failure_pages(server.get_app(), builds, server.mount_path))
+    server.set_app(
+        failure_pages(
+            server.get_app(),
+            builds,
+            server.mount_path,
+            language_prefixes(config),
+            server._inject_js_into_html,
+        )
+    )
     return server
