@@ -1,10 +1,12 @@
 """The PD-disaggregation lesson: KV handoff time, the mixed-step stall, the goodput model, the
 ExampleConnector's store/load rule."""
 
+import ast
 import math
 
 import pytest
 
+from conftest import ROOT
 from core.gpus import load_gpu
 from core.links import load_link
 from core.models import kv_bytes_per_token, layer_matmul_params, load_model
@@ -99,6 +101,22 @@ def test_goodput_meets_the_targets_at_the_rate_it_reports():
 def test_example_connector_rule(prompt, block, stored, loaded):
     assert stored_tokens(prompt, block) == stored
     assert loaded_tokens(prompt, block) == loaded
+
+
+def lab_default_prompt_lens() -> list[int]:
+    """--prompt-lens' default in labs/pd_disaggregation/kv_connector.py, read without running it."""
+    tree = ast.parse((ROOT / "labs/pd_disaggregation/kv_connector.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        first = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if isinstance(first, ast.Constant) and first.value == "--prompt-lens":
+            return next(ast.literal_eval(k.value) for k in node.keywords if k.arg == "default")
+    raise AssertionError("kv_connector.py has no --prompt-lens option")
+
+
+@pytest.mark.parametrize("block", [16, lesson.LAB_BLOCK])  # vLLM's CUDA default, the CPU's
+def test_the_labs_default_prompts_all_hit_as_the_page_says(block):
+    for prompt in lab_default_prompt_lens():
+        assert loaded_tokens(prompt, block) == stored_tokens(prompt, block) > 0, (prompt, block)
 
 
 def test_example_connector_helpers_reject_nonsense():
