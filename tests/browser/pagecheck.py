@@ -20,7 +20,9 @@ MERMAID_IN_HTML = re.compile(r'<(?:pre|div) class="[^"]*\bmermaid\b')
 # Where sideways scrolling is expected on a phone: code, tables, wide formulas and diagrams.
 SCROLLS_INSIDE = "pre, table, .highlight, .md-typeset__scrollwrap, .arithmatex, .mermaid"
 
-LAY_OUT_EVERYTHING = ".md-typeset > * { content-visibility: visible !important; }"
+# The blocks extra.css lets the browser skip while they are far from the viewport (ADR-0013).
+LAZY_BLOCKS = ".md-content .md-typeset > :not(h1, h2, h3, h4), .jupyter-wrapper .jp-Notebook-cell"
+LAY_OUT_EVERYTHING = f"{LAZY_BLOCKS} {{ content-visibility: visible !important; }}"
 
 DOM_JS = """() => {
   const formulas = [...document.querySelectorAll(".arithmatex")];
@@ -51,6 +53,20 @@ AXE_JS = """async () => {
       const more = targets.length > 3 ? `, … (${targets.length} elements)` : "";
       return `${v.id} (${v.impact}): ${targets.slice(0, 3).join(", ")}${more}`;
     });
+}"""
+
+# Which blocks the browser skipped at load (content-visibility: auto leaves a block's content
+# undrawn until it nears the viewport; Chromium's margin is 150 % of the viewport), and the blocks
+# more than three screens down whose content it drew anyway.
+LAZY_JS = """(lazyBlocks) => {
+  const blocks = [...document.querySelectorAll(lazyBlocks)].filter(b => b.firstElementChild);
+  const drawn = b => b.firstElementChild.checkVisibility({ contentVisibilityAuto: true });
+  return {
+    notebook: !!document.querySelector(".jupyter-wrapper"),
+    skipped: blocks.filter(b => !drawn(b)).length,
+    drawnFar: blocks.filter(b => b.getBoundingClientRect().top > 3 * innerHeight && drawn(b))
+      .map(b => b.tagName.toLowerCase() + "." + b.className),
+  };
 }"""
 
 # Elements that stick out on the right of the viewport, outermost only, unless they are inside a
@@ -106,6 +122,9 @@ class PageReport:
     phone_scroll_width: int = 0
     phone_client_width: int = 0
     phone_wide_elements: list[str] = field(default_factory=list)
+    notebook: bool = False  # a page converted from a notebook (mkdocs-jupyter)
+    skipped_blocks: int = 0  # blocks of the article left undrawn at load
+    far_blocks_drawn: list[str] = field(default_factory=list)  # three screens down, drawn at load
 
     def external_requests(self) -> list[str]:
         """Requests to any host but the one that served the page."""
@@ -143,6 +162,9 @@ def visit(browser: Browser, url: str, axe_source: str | None = None) -> PageRepo
         report.mermaid_in_html = len(MERMAID_IN_HTML.findall(html))
         if page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS) is None:
             report.problems.append(f"math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
+        lazy = page.evaluate(LAZY_JS, LAZY_BLOCKS)
+        report.notebook, report.skipped_blocks = lazy["notebook"], lazy["skipped"]
+        report.far_blocks_drawn = lazy["drawnFar"]
         # extra.css lets the browser skip laying out blocks far from the viewport until the
         # reader scrolls near them; the checks below read every block as the reader then sees it
         page.add_style_tag(content=LAY_OUT_EVERYTHING)

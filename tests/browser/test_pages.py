@@ -195,3 +195,13 @@ def test_no_page_scrolls_sideways_on_a_phone(reports):
         return found
 
     assert_none("390 px wide (phone) layout", offenders(reports, problems))
+
+
+def test_blocks_far_down_wait_until_the_reader_scrolls_near(reports):
+    """extra.css (ADR-0013) lets the browser skip what is far below the first screen. Every lesson
+    and notebook leaves some block undrawn at load (a notebook is one block: its cells must be
+    lazy themselves), and no page draws a block three screens down."""
+    found = offenders(reports, lambda r: r.far_blocks_drawn)
+    lessons = [r for r in reports.values() if (r.formulas and "/adr/" not in r.url) or r.notebook]
+    found += [f"{r.url}: every block drawn at load" for r in lessons if not r.skipped_blocks]
+    assert_none("blocks far below the first screen drawn at load", found)
