@@ -1,0 +1,113 @@
+"""Chinese pages name a term's English at its first use on the page: 预填充（prefill）.
+
+A reader lands on any page from a search, so "first use" is per page, not per course. The terms
+are the glossary's list (docs/glossary.md, "中英术语对照"): its Chinese column, its English column.
+Only prose counts: headings, code, formulas, link targets, values and HTML tags are left out, and
+so is a lesson's name ("[预填充与解码]一课", 「推理流程：预填充与解码」), which names a lesson,
+not the term. A longer term is not a use of a shorter one inside it (分块预填充 is not a
+use of 预填充), and neither are the words in NOT_A_USE.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import COURSE, DOCS, lesson_pages
+from markdown_source import read_page
+
+GLOSSARY = DOCS / "glossary.md"
+TERM_ROW = re.compile(r"^\| ([^|]+?) \| ([^|]+?) \| \[[^]]+\]\(#[\w-]+\) \|$", re.M)
+# Words that contain a term's characters but are another word.
+NOT_A_USE = ("解码器", "反量化")  # decoder (not decode), dequantize (not quantize)
+PAGES = ["index.md", "about.md", *(p.relative_to(DOCS).as_posix() for p in lesson_pages())]
+
+LEFT_OUT = [
+    re.compile(r"`+[^`]*`+"),  # inline code
+    re.compile(r"\$[^$]+\$"),  # inline math
+    re.compile(r"\\\(.*?\\\)"),
+    re.compile(r"\{\{.*?\}\}"),  # computed values
+    re.compile(r"<[^>]+>"),  # HTML tags (an <abbr>'s title is a tooltip, not the text)
+    re.compile(r"\{[#:.][^}]*\}"),  # attribute lists
+]
+LINK_TARGET = re.compile(r"\]\([^)]*\)|\]\[[^]]*\]")
+
+
+def glossary_terms() -> list[tuple[str, str]]:
+    """(Chinese, English) for every term whose Chinese is not the English word itself."""
+    rows = TERM_ROW.findall(GLOSSARY.read_text(encoding="utf-8"))
+    return [(zh, en) for zh, en in rows if zh != "中文术语" and not zh.isascii()]
+
+
+def prose_text(page: Path) -> list[str]:
+    """The page's prose lines with what is not prose blanked (line numbers kept)."""
+    titles = "|".join(re.escape(lesson.zh) for lesson in COURSE.lessons)
+    # a lesson named by its title, or by a link that says "the ... lesson"
+    lesson_name = re.compile(
+        r"\[(?:" + titles + r")\]|「(?:" + titles + r")」|\[[^]]*\](?=\s*一课)"
+    )
+    lines, in_front_matter, in_math = [], False, False
+    for number, line in enumerate(read_page(page).prose):
+        if number == 0 and line.strip() == "---":
+            in_front_matter = True
+        elif in_front_matter:
+            in_front_matter = line.strip() != "---"
+            line = ""
+        if line.strip().startswith("$$"):
+            in_math = not (in_math or line.strip().count("$$") == 2)
+            line = ""
+        if in_math or in_front_matter or re.match(r"\s*(#|\*\[|--8<--)", line):
+            line = ""
+        for pattern in LEFT_OUT:
+            line = pattern.sub(" ", line)
+        line = lesson_name.sub(" ", LINK_TARGET.sub("]", line))
+        lines.append(line)
+    return lines
+
+
+def english_follows(rest: str, english: str) -> bool:
+    """The text right after a term is a parenthesis holding its English (or its acronym)."""
+    opened = re.match(r"\s*[（(](.*?)[）)](?:[^（(]*?[）)])?", rest)
+    if not opened:
+        return False
+    inside = opened[0].lower()
+    name = english.split(" (")[0].lower()
+    acronyms = [a.lower() for a in re.findall(r"\(([^)]+)\)", english)]
+    return name in inside or any(a in inside for a in acronyms)
+
+
+def first_uses_without_english(page: Path, root: Path = DOCS) -> list[str]:
+    text = "\n".join(prose_text(page))
+    terms = glossary_terms()
+    found = []
+    for zh, en in terms:
+        masked = text
+        for other in [t for t, _ in terms if t != zh and zh in t] + list(NOT_A_USE):
+            masked = masked.replace(other, "\0" * len(other))
+        at = masked.find(zh)
+        if at < 0 or english_follows(masked[at + len(zh) :], en):
+            continue
+        context = masked[max(0, at - 20) : at + 30].replace("\0", "").replace("\n", " ")
+        found.append(
+            f"{page.relative_to(root)}: {zh}（{en}） first used without it: …{context.strip()}…"
+        )
+    return found
+
+
+def test_the_glossary_lists_terms():
+    assert len(glossary_terms()) > 40
+
+
+def test_the_check_finds_a_first_use_without_english(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# 预填充\n\n分块预填充（chunked prefill）先算；预填充慢。\n")
+    found = first_uses_without_english(page, tmp_path)
+    assert [line.split(": ")[1] for line in found] == ["预填充（prefill） first used without it"]
+    page.write_text("[推理流程：预填充与解码]一课。`预填充` 之后，预填充（prefill）很慢。\n")
+    assert first_uses_without_english(page, tmp_path) == []
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_first_use_of_a_term_names_its_english(name):
+    found = first_uses_without_english(DOCS / name)
+    assert not found, "\n".join(found)
