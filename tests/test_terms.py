@@ -111,3 +111,21 @@ def test_the_check_finds_a_first_use_without_english(tmp_path):
 def test_first_use_of_a_term_names_its_english(name):
     found = first_uses_without_english(DOCS / name)
     assert not found, "\n".join(found)
+
+
+# Words other Chinese texts use for a glossary term; the course writes the glossary's term.
+OTHER_WORDS = {
+    "利特尔定律": "Little 定律",
+    "吞吐量": "吞吐",
+    "键值缓存": "KV 缓存",
+    "批量大小": "批大小",
+    "首字延迟": "首 token 延迟",
+    "预填阶段": "预填充",
+}
+
+
+@pytest.mark.parametrize("name", [*PAGES, "glossary.md"])
+def test_the_glossary_term_and_no_other_word_for_it(name):
+    text = "\n".join(prose_text(DOCS / name))
+    found = [f"{other} -> {term}" for other, term in OTHER_WORDS.items() if other in text]
+    assert not found, f"{name}: " + ", ".join(found)
