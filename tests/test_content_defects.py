@@ -306,7 +306,10 @@ def test_glossary_defines_every_reviewed_term_and_links_it_to_a_lesson(name):
 # --- Chinese prose says 批大小, English spells -ize ---
 
 
-BRITISH = r"\b\w*(?:utilis|quantis|optimis|organis|normalis|amortis)(?:e|es|ed|ing|ations?)\b"
+BRITISH = (
+    r"\b\w*(?:utilis|quantis|optimis|organis|normalis|amortis)(?:e|es|ed|ing|ations?)\b"
+    r"|\b(?:colour|centre|behaviour|favour|labelled|labelling|modelling|licence)s?\b"
+)
 MY_PAGES = [
     "index.md",
     "about.md",
@@ -318,7 +321,9 @@ MY_PAGES = [
 ]
 
 
-@pytest.mark.parametrize("page", MY_PAGES)
+@pytest.mark.parametrize(
+    "page", sorted({*MY_PAGES, *(p.relative_to(DOCS).as_posix() for p in lesson_pages())})
+)
 def test_one_term_for_batch_size_and_one_spelling(page):
     zh = "\n".join(read_page(DOCS / page).prose)
     assert "batch 为" not in zh

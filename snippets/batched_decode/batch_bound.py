@@ -1,8 +1,8 @@
 """A decode step for a batch of B sequences at context S: its lower bound as B grows.
 
-    t_step >= max(2*B*M / P_peak, (W + B*kappa*S) / BW)
+    t_step >= max(2*B*M' / P_peak, (W + B*kappa*S) / BW)
 
-M: multiply-add weights per token (every layer's matrices and the lm_head), W: weight bytes read
+M': multiply-add weights per token (every layer's matrices and the lm_head), W: weight bytes read
 once per step, kappa: KV bytes per token, S: tokens cached per sequence. Every quantity comes from
 the course's core (core.forward, core.roofline, core.memory); this file only lays them out.
 Lower bounds, not predictions: attention's own FLOPs, activations and the scheduler only add time.
@@ -32,7 +32,7 @@ class Step:
     """One decode step of `batch` sequences: its bound and what follows from it."""
 
     batch: int
-    compute_s: float  # 2*B*M / P_peak
+    compute_s: float  # 2*B*M' / P_peak
     memory_s: float  # (W + B*kappa*S) / BW
     intensity: float  # FLOPs / bytes of the step
 
@@ -71,7 +71,7 @@ def max_batch(gpu: GPU, model: ModelSpec, fmt: WeightFormat, context: int) -> in
 
 
 def compute_ceiling_tokens_per_s(gpu: GPU, model: ModelSpec) -> float:
-    """Output throughput can never exceed P_peak / (2M): every token costs 2M FLOPs."""
+    """Output throughput can never exceed P_peak / (2M'): every token costs 2M' FLOPs."""
     return gpu.peak_flops / decode_flops(model, 1)
 
 
@@ -81,7 +81,7 @@ def kv_ceiling_tokens_per_s(gpu: GPU, model: ModelSpec, context: int) -> float:
 
 
 def vanishing_context(gpu: GPU, model: ModelSpec) -> float:
-    """The context from which no batch size is compute-bound: where 2M / (kappa*S) = ridge."""
+    """The context from which no batch size is compute-bound: where 2M' / (kappa*S) = ridge."""
     return decode_intensity_limit(model, 1) / gpu.ridge_point
 
 
@@ -116,7 +116,8 @@ def critical_table(contexts=CONTEXTS) -> list[str]:
     """Critical batch B* by context for every configuration; '-' where there is none."""
     configs = configurations()
     names = [f"{g.name} {f.name.split(' ')[0]}" for g, _, f in configs]
-    lines = [f"{'context S':>9}  " + "  ".join(f"{n:>14}" for n in names) + f"  {'2M/(kS)':>8}"]
+    limit = "2M'/(kS)"
+    lines = [f"{'context S':>9}  " + "  ".join(f"{n:>14}" for n in names) + f"  {limit:>8}"]
     for s in contexts:
         cells = []
         for gpu, model, fmt in configs:

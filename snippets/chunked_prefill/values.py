@@ -43,6 +43,22 @@ def values() -> dict[str, str]:
         v[f"chunk_{t}"] = f"{t - budget.DECODES:,}"
     small, big = budget.plan(gpu, model, fmt, 512), budget.plan(gpu, model, fmt, 8192)
     v["prefill_cost_pct"] = f"{small.prefill_s / big.prefill_s - 1:.1%}"
+    # where that cost comes from: the prompt alone takes as long at every budget (each chunk step is
+    # compute-bound, so reading the weights again is free); the difference is the decodes' work
+    # riding along in every step, work that unchunked runs as separate decode-only steps afterwards
+    alone_prefill = {
+        t: budget.plan(gpu, model, fmt, t, decodes=0).prefill_s for t in budget.BUDGETS
+    }
+    if max(alone_prefill.values()) > 1.001 * min(alone_prefill.values()):
+        raise ValueError(
+            f"the prompt alone no longer takes the same time at every budget: {alone_prefill}"
+        )
+    v["prompt_alone_ms"] = ms(alone_prefill[512])
+    extra_steps = small.steps - big.steps
+    v["extra_steps"] = f"{extra_steps}"
+    v["same_work_unchunked_ms"] = ms(big.prefill_s + extra_steps * alone)
+    if not big.prefill_s + extra_steps * alone > small.prefill_s:
+        raise ValueError("chunked no longer does the same work faster than unchunked")
     # the estimator keeps decode contexts fixed; over the most steps a prefill takes they grow by
     # that many tokens: what that does to a decode-only step, where the KV share is largest
     grown = budget.decode_step_s(gpu, model, fmt, budget.DECODES, budget.CONTEXT + small.steps)

@@ -3,7 +3,8 @@
 A seeded simulator: numpy draws the stream, both policies serve exactly the same requests with
 the same number of slots, and every step costs the core's roofline lower bound for that step:
   prefill of k new requests:  core.roofline.ttft_bound(batch=k)   (emits each one's first token)
-  decode step of b sequences: max(2*b*M / P_peak, (W + kappa * sum of their contexts) / BW)
+  decode step of b sequences: max(2*b*M' / P_peak, (W + kappa * sum of their contexts) / BW)
+  (M': the weights each token multiplies, lm_head included, as in batched_decode)
 So the times are LOWER BOUNDS of a step model, not a prediction of an engine: what they compare is
 how the two policies fill the slots, with the hardware cost held the same.
 

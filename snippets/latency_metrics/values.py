@@ -112,6 +112,8 @@ def values() -> dict[str, str]:
         "ttft_4090_middle_ms": ms(ttft_bound(rtx, bf16, middle).seconds),
         "ttft_4090_long_ms": ms(ttft_bound(rtx, bf16, longest).seconds),
         "prefill_memory_bound_below": f"{prefill_crossover_len(rtx, bf16):.0f}",
+        # fewer weight bytes: the prompt's FLOPs outweigh them sooner
+        "prefill_memory_bound_below_awq": f"{prefill_crossover_len(rtx, awq):.0f}",
         # H20 against H100: bandwidth buys TPOT, compute buys TTFT
         "h20_name": h20.name,
         "h100_name": h100.name,
