@@ -50,9 +50,11 @@ from core.models import (
     params,
 )
 from core.roofline import (
+    StepCost,
     attainable_flops,
     bandwidth_utilization,
     bound,
+    compute_peak,
     critical_batch,
     decode_intensity,
     decode_intensity_limit,
@@ -61,6 +63,8 @@ from core.roofline import (
     flops_utilization,
     prefill_crossover_len,
     prefill_intensity,
+    ridge_point,
+    step_bound,
     tpot_bound,
     ttft_bound,
 )
@@ -100,6 +104,40 @@ def test_rtx_4090_figures_and_ridge_point():
     assert (RTX.peak_flops, RTX.bandwidth_bytes) == (165.2e12, 1008e9)
     assert RTX.ridge_point == pytest.approx(163.89, abs=0.01)
     assert GIB == 2**30 and RTX.memory_bytes == 24 * 2**30  # "24 GB" of binary chips
+
+
+def test_fp8_w8a8_runs_at_the_fp8_peak_where_the_chip_has_fp8_tensor_cores():
+    """Ada and Hopper have FP8 tensor cores at twice the 16-bit rate; Ampere has none, and vLLM
+    runs FP8 weights there through 16-bit kernels; weight-only AWQ computes in 16 bits."""
+    h100, a100 = GPUS["h100_sxm"], GPUS["a100_80gb_sxm"]
+    assert FP8.activation_bits == 8 and BF16.activation_bits == 16
+    assert compute_peak(h100, FP8) == 1979e12 and compute_peak(RTX, FP8) == 330.3e12
+    assert compute_peak(a100, FP8) == a100.peak_flops == 312e12
+    awq = checkpoint_format(load_model("qwen2.5-7b-instruct-awq"))
+    assert compute_peak(h100, awq) == compute_peak(h100, BF16) == compute_peak(h100) == 989.5e12
+    assert ridge_point(h100, FP8) == pytest.approx(2 * h100.ridge_point)
+    for gpu in GPUS.values():  # FP8 tensor cores at twice the 16-bit dense rate, or none
+        assert gpu.fp8_dense_tflops is None or gpu.fp8_dense_tflops == pytest.approx(
+            2 * gpu.bf16_dense_tflops, rel=0.02
+        ), gpu.key
+
+
+def test_an_fp8_bound_is_below_what_fp8_tensor_cores_could_reach():
+    """A prompt that is compute-bound in BF16 takes half the compute time in FP8 on an H100: the
+    bound must not be set by the 16-bit peak (it would no longer be a lower bound)."""
+    h100 = GPUS["h100_sxm"]
+    flops = prefill_flops(QWEN, 8192)
+    fp8 = ttft_bound(h100, QWEN, 8192, FP8)
+    assert fp8.compute_s == pytest.approx(flops / 1979e12)
+    bf16 = ttft_bound(h100, QWEN, 8192, BF16)
+    assert fp8.compute_s == pytest.approx(bf16.compute_s / 2, rel=0.01)
+    assert tpot_bound(h100, QWEN, 100, FP8, batch=64).compute_s == pytest.approx(
+        decode_flops(QWEN, 64) / 1979e12
+    )
+    assert step_bound(h100, QWEN, prefill_tokens=512, fmt=FP8).compute_s == pytest.approx(
+        StepCost.of(h100, QWEN, FP8).bound(((512, 0, True),)).compute_s
+    )
+    assert prefill_crossover_len(h100, QWEN, FP8) > prefill_crossover_len(h100, QWEN, BF16)
 
 
 def test_unknown_gpu_names_the_known_ones():

@@ -1,8 +1,11 @@
 """The prefix-caching lesson: what a request reuses, the prefill saved, the hit-rate simulation."""
 
+import ast
+
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from core.forward import prefill_attention_flops, prefill_flops
 from core.gpus import load_gpu
 from core.models import layer_matmul_params, load_model
@@ -153,3 +156,20 @@ def test_verify_labs_passes_a_consistent_prefix_run_and_catches_wrong_reuse():
     doc = prefix_doc()
     del doc["measurements"][0]
     assert verify(doc)["completeness"] == "FAIL"
+
+
+def test_the_lab_bounds_on_the_page_use_the_lab_scripts_defaults():
+    """The lab card quotes bounds for the lab's own lengths: values.py's constants are the
+    defaults of labs/prefix_caching/prefix_cache.py (read without running it)."""
+    tree = ast.parse((ROOT / "labs/prefix_caching/prefix_cache.py").read_text(encoding="utf-8"))
+    defaults = {}
+    for node in ast.walk(tree):
+        first = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if isinstance(first, ast.Constant) and first.value in {"--system-prompt", "--question"}:
+            defaults[first.value] = next(
+                ast.literal_eval(k.value) for k in node.keywords if k.arg == "default"
+            )
+    assert defaults == {
+        "--system-prompt": lesson.LAB_SYSTEM_PROMPT,
+        "--question": lesson.LAB_QUESTION,
+    }

@@ -22,6 +22,7 @@ class WeightFormat:
     zero_point: bool = False  # a zero of `bits` bits per group besides the scale (asymmetric)
     scale_bytes: int = 2  # one FP16 scale per group
     tensor_scale_bytes: int = 0  # one scale per matrix (FP8: an FP32 number)
+    activation_bits: int = 16  # 8: the matmuls run on 8-bit inputs too (FP8 W8A8); AWQ is W4A16
 
     def __post_init__(self) -> None:
         if self.bits not in (4, 8, 16):
@@ -42,7 +43,7 @@ class WeightFormat:
 
 
 BF16 = WeightFormat("BF16", bits=16)
-FP8 = WeightFormat("FP8", bits=8, tensor_scale_bytes=4)
+FP8 = WeightFormat("FP8", bits=8, tensor_scale_bytes=4, activation_bits=8)
 
 
 def checkpoint_format(model: ModelSpec) -> WeightFormat:

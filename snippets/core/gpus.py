@@ -17,6 +17,7 @@ class GPU:
     memory_gb: float  # as marketed; DRAM chips are binary, so "24 GB" holds 24 GiB
     memory_type: str
     source: str
+    fp8_dense_tflops: float | None = None  # FP8 tensor cores (W8A8); None where there are none
 
     @property
     def peak_flops(self) -> float:

@@ -44,8 +44,23 @@ class Bound:
         return self.memory_s >= self.compute_s
 
 
-def bound(gpu: GPU, flops: float, nbytes: float) -> Bound:
-    return Bound(flops / gpu.peak_flops, nbytes / gpu.bandwidth_bytes)
+def compute_peak(gpu: GPU, fmt: WeightFormat | None = None) -> float:
+    """Peak FLOP/s for a format's matrix multiplies: the FP8 tensor cores when the format quantizes
+    activations too (W8A8) and the GPU has them, the 16-bit peak otherwise (BF16, weight-only AWQ,
+    FP8 weights on a GPU without FP8 tensor cores). Every FLOP of the step is counted at this peak,
+    the lm_head's 16-bit ones too, so the time stays a lower bound."""
+    if fmt is not None and fmt.activation_bits == 8 and gpu.fp8_dense_tflops:
+        return gpu.fp8_dense_tflops * 1e12
+    return gpu.peak_flops
+
+
+def ridge_point(gpu: GPU, fmt: WeightFormat | None = None) -> float:
+    """FLOPs per byte where the format's roofline turns compute-bound (16-bit: GPU.ridge_point)."""
+    return compute_peak(gpu, fmt) / gpu.bandwidth_bytes
+
+
+def bound(gpu: GPU, flops: float, nbytes: float, fmt: WeightFormat | None = None) -> Bound:
+    return Bound(flops / compute_peak(gpu, fmt), nbytes / gpu.bandwidth_bytes)
 
 
 def prefill_intensity(model: ModelSpec, prompt_len: int, fmt: WeightFormat | None = None) -> float:
@@ -65,7 +80,10 @@ def ttft_bound(
 ) -> Bound:
     """TTFT >= prefill time >= max(prefill FLOPs / peak, prefill bytes / bandwidth)."""
     return bound(
-        gpu, prefill_flops(model, prompt_len, batch), prefill_bytes(model, prompt_len, fmt, batch)
+        gpu,
+        prefill_flops(model, prompt_len, batch),
+        prefill_bytes(model, prompt_len, fmt, batch),
+        fmt,
     )
 
 
@@ -73,7 +91,7 @@ def tpot_bound(
     gpu: GPU, model: ModelSpec, context: int, fmt: WeightFormat | None = None, batch: int = 1
 ) -> Bound:
     """TPOT >= one decode step at this context; contexts only grow, so it holds for every step."""
-    return bound(gpu, decode_flops(model, batch), decode_bytes(model, context, fmt, batch))
+    return bound(gpu, decode_flops(model, batch), decode_bytes(model, context, fmt, batch), fmt)
 
 
 def e2e_bound_s(
@@ -111,7 +129,7 @@ def prefill_crossover_len(gpu: GPU, model: ModelSpec, fmt: WeightFormat | None =
     Solves 2*M*S + 2*V*h = R * (W + kappa*S) for S, with R the ridge point, M the layers' matmul
     weights, V*h the lm_head, W the streamed weight bytes and kappa the KV bytes per token.
     """
-    ridge, kappa = gpu.ridge_point, kv_bytes_per_token(model, SIXTEEN_BIT)
+    ridge, kappa = ridge_point(gpu, fmt), kv_bytes_per_token(model, SIXTEEN_BIT)
     denominator = 2 * layer_matmul_params(model) - ridge * kappa
     if denominator <= 0:
         raise ValueError(
@@ -131,7 +149,7 @@ def critical_batch(
     KV term grows as fast as the compute, so no batch size ever makes the step compute-bound.
     """
     require_count("context", context, 0)
-    ridge, kappa = gpu.ridge_point, kv_bytes_per_token(model, SIXTEEN_BIT)
+    ridge, kappa = ridge_point(gpu, fmt), kv_bytes_per_token(model, SIXTEEN_BIT)
     denominator = 2 * decode_matmul_params(model) - ridge * kappa * context
     if denominator <= 0:
         return None
@@ -186,7 +204,7 @@ def step_bound(
     )
     kappa = kv_bytes_per_token(model, SIXTEEN_BIT)
     kv_tokens = prefill_cached + prefill_tokens + decode_batch * decode_context
-    return bound(gpu, flops, streamed_weight_bytes(model, fmt) + kappa * kv_tokens)
+    return bound(gpu, flops, streamed_weight_bytes(model, fmt) + kappa * kv_tokens, fmt)
 
 
 @dataclass(frozen=True)
@@ -199,6 +217,7 @@ class StepCost:
     lm_head_params: int
     kv_bytes_per_token: int
     weight_bytes: float
+    fmt: WeightFormat | None = None
 
     @classmethod
     def of(cls, gpu: GPU, model: ModelSpec, fmt: WeightFormat | None = None) -> "StepCost":
@@ -208,6 +227,7 @@ class StepCost:
             lm_head_params(model),
             kv_bytes_per_token(model, SIXTEEN_BIT),
             streamed_weight_bytes(model, fmt),
+            fmt,
         )
 
     def bound(
@@ -227,7 +247,9 @@ class StepCost:
         logits = len(decode_contexts) + sum(1 for c in chunks if c[2])
         flops = 2 * self.layer_matmul_params * tokens + 2 * self.lm_head_params * logits
         kv_tokens = sum(c[0] + c[1] for c in chunks) + sum(decode_contexts)
-        return bound(self.gpu, flops, self.weight_bytes + self.kv_bytes_per_token * kv_tokens)
+        return bound(
+            self.gpu, flops, self.weight_bytes + self.kv_bytes_per_token * kv_tokens, self.fmt
+        )
 
 
 def batch_step_bound(
