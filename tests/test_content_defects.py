@@ -309,6 +309,7 @@ def test_glossary_defines_every_reviewed_term_and_links_it_to_a_lesson(name):
 BRITISH = (
     r"\b\w*(?:utilis|quantis|optimis|organis|normalis|amortis)(?:e|es|ed|ing|ations?)\b"
     r"|\b(?:colour|centre|behaviour|favour|labelled|labelling|modelling|licence)s?\b"
+    r"|\b\w*(?:levelled|levelling|signalled|signalling)\b"
 )
 MY_PAGES = [
     "index.md",

@@ -134,8 +134,12 @@ def test_an_fp8_bound_is_below_what_fp8_tensor_cores_could_reach():
     assert tpot_bound(h100, QWEN, 100, FP8, batch=64).compute_s == pytest.approx(
         decode_flops(QWEN, 64) / 1979e12
     )
+    chunk_flops = prefill_flops(QWEN, 512)
     assert step_bound(h100, QWEN, prefill_tokens=512, fmt=FP8).compute_s == pytest.approx(
-        StepCost.of(h100, QWEN, FP8).bound(((512, 0, True),)).compute_s
+        chunk_flops / 1979e12
+    )
+    assert StepCost.of(h100, QWEN, FP8).bound(((512, 0, True),)).compute_s == pytest.approx(
+        chunk_flops / 1979e12
     )
     assert prefill_crossover_len(h100, QWEN, FP8) > prefill_crossover_len(h100, QWEN, BF16)
 

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import ROOT
+from core.formats import FP8
 from core.forward import decode_bytes, decode_flops, prefill_bytes, prefill_flops
 from core.gpus import load_gpus
 from core.models import load_model
@@ -157,3 +158,12 @@ def test_the_chart_script_takes_the_language_as_an_argument():
         [sys.executable, str(script), "en"], capture_output=True, text=True, check=True
     )
     assert "Arithmetic intensity" in proc.stdout
+
+
+def test_an_fp8_chart_draws_the_fp8_roof_its_table_uses():
+    """The playground draws the chart beside FP8 bounds that use the FP8 peak: the roof, the ridge
+    and the text for screen readers must use it too."""
+    h100, qwen = load_gpus()["h100_sxm"], load_model("qwen2.5-7b-instruct")
+    svg = chart(h100, qwen, "en", lengths=[300], context=300, fmt=FP8)
+    assert "at 1979 TFLOP/s" in svg and "ridge point, 591 FLOP/byte" in svg
+    assert "at 989.5 TFLOP/s" in chart(h100, qwen, "en", lengths=[300], context=300)

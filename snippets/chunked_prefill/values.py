@@ -43,9 +43,10 @@ def values() -> dict[str, str]:
         v[f"chunk_{t}"] = f"{t - budget.DECODES:,}"
     small, big = budget.plan(gpu, model, fmt, 512), budget.plan(gpu, model, fmt, 8192)
     v["prefill_cost_pct"] = f"{small.prefill_s / big.prefill_s - 1:.1%}"
-    # where that cost comes from: the prompt alone takes as long at every budget (each chunk step is
-    # compute-bound, so reading the weights again is free); the difference is the decodes' work
-    # riding along in every step, work that unchunked runs as separate decode-only steps afterwards
+    # where that cost comes from: the prompt alone takes as long at every budget (its chunk steps
+    # are compute-bound, so reading the weights again is free; with the decodes only the short
+    # last step is not); the difference is the decodes' work riding along in every step, work that
+    # unchunked runs as separate decode-only steps afterwards
     alone_prefill = {
         t: budget.plan(gpu, model, fmt, t, decodes=0).prefill_s for t in budget.BUDGETS
     }

@@ -94,7 +94,7 @@ class Hardware:
         if flops is None:
             flops = self._flops_by_batch[batch] = decode_flops(self.model, batch)
         nbytes = self.weight_bytes + kv_cache_bytes(self.model, context_tokens)
-        return bound(self.gpu, flops, nbytes).seconds
+        return bound(self.gpu, flops, nbytes, self.fmt).seconds
 
 
 def default_hardware() -> Hardware:

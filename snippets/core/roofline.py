@@ -21,11 +21,11 @@ from core.gpus import GPU
 from core.models import ModelSpec, kv_bytes_per_token, layer_matmul_params, lm_head_params
 
 
-def attainable_flops(gpu: GPU, intensity: float) -> float:
-    """The roofline: min(peak FLOP/s, intensity x bandwidth), in FLOP/s."""
+def attainable_flops(gpu: GPU, intensity: float, fmt: WeightFormat | None = None) -> float:
+    """The roofline: min(peak FLOP/s for the format, intensity x bandwidth), in FLOP/s."""
     if not intensity > 0:
         raise ValueError(f"arithmetic intensity must be positive, got {intensity!r}")
-    return min(gpu.peak_flops, intensity * gpu.bandwidth_bytes)
+    return min(compute_peak(gpu, fmt), intensity * gpu.bandwidth_bytes)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ BATCHES = (1, 8, 32, 64)
 
 
 def crossover_context(weight_bytes: float, kappa_bytes: float, batch: int = 1) -> float:
-    """Tokens per sequence at which kappa * S * B equals the weight bytes: S* = W / (kappa * B)."""
+    """Tokens per sequence at which kappa * S * B equals the resident weight bytes:
+    S* = W_res / (kappa * B)."""
     if weight_bytes <= 0 or kappa_bytes <= 0:
         raise ValueError("weight bytes and kappa must be positive")
     if batch <= 0:

@@ -15,7 +15,13 @@ from html import escape
 from core.formats import WeightFormat
 from core.gpus import GPU, load_gpus
 from core.models import ModelSpec, load_model
-from core.roofline import attainable_flops, decode_intensity, prefill_intensity
+from core.roofline import (
+    attainable_flops,
+    compute_peak,
+    decode_intensity,
+    prefill_intensity,
+    ridge_point,
+)
 
 GPU_KEY = "rtx_4090"
 MODEL_KEY = "qwen2.5-7b-instruct"
@@ -139,16 +145,19 @@ def loglog_grid(
     return out
 
 
-def roofline_svg(gpu: GPU, points: list[Point], lang: str, title: str) -> str:
-    """The SVG markup: roofline of `gpu`, ridge point, and each point placed on the roof."""
+def roofline_svg(
+    gpu: GPU, points: list[Point], lang: str, title: str, fmt: WeightFormat | None = None
+) -> str:
+    """The SVG markup: roofline of `gpu` (its FP8 peak for a W8A8 `fmt`), ridge point, and each
+    point placed on the roof."""
     text = labels(lang)
     if not points:
         raise ValueError("nothing to plot: no points")
-    ridge = gpu.ridge_point
+    ridge = ridge_point(gpu, fmt)
     intensities = [p.intensity for p in points] + [ridge]
     x0, x1 = _decades(min(intensities) / 2, max(intensities) * 2)
-    peak_t = gpu.peak_flops / 1e12
-    y0, y1 = _decades(attainable_flops(gpu, 10.0**x0) / 1e12, peak_t * 2)
+    peak_t = compute_peak(gpu, fmt) / 1e12
+    y0, y1 = _decades(attainable_flops(gpu, 10.0**x0, fmt) / 1e12, peak_t * 2)
     width = MARGIN["left"] + (x1 - x0) * DECADE_PX + MARGIN["right"]
     height = MARGIN["top"] + (y1 - y0) * DECADE_PX + MARGIN["bottom"]
     bottom = MARGIN["top"] + (y1 - y0) * DECADE_PX
@@ -160,7 +169,7 @@ def roofline_svg(gpu: GPU, points: list[Point], lang: str, title: str) -> str:
         return bottom - (math.log10(tflops) - y0) * DECADE_PX
 
     def roof(intensity: float) -> float:
-        return attainable_flops(gpu, intensity) / 1e12
+        return attainable_flops(gpu, intensity, fmt) / 1e12
 
     key = escape(gpu.key)
     point_text = text["separator"].join(
@@ -256,7 +265,8 @@ def roofline_svg(gpu: GPU, points: list[Point], lang: str, title: str) -> str:
 def chart(gpu: GPU, model: ModelSpec, lang: str, **points) -> str:
     """The roofline of `gpu` with `model`'s prefill and decode points, titled in `lang`."""
     title = labels(lang)["title"].format(gpu=gpu.name, model=model.name)
-    return roofline_svg(gpu, workload_points(model, lang, **points), lang, title)
+    fmt = points.get("fmt")
+    return roofline_svg(gpu, workload_points(model, lang, **points), lang, title, fmt)
 
 
 def main(lang: str = "zh") -> None:
