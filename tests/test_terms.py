@@ -65,15 +65,28 @@ def prose_text(page: Path) -> list[str]:
     return lines
 
 
+def parenthesis_after(rest: str) -> str | None:
+    """What the parenthesis right after a term holds (nested ones included), or None."""
+    text = rest.lstrip()
+    if not text.startswith(("（", "(")):
+        return None
+    depth = 0
+    for i, char in enumerate(text):
+        depth += char in "（("
+        depth -= char in "）)"
+        if depth == 0:
+            return text[1:i]
+    return text[1:]
+
+
 def english_follows(rest: str, english: str) -> bool:
     """The text right after a term is a parenthesis holding its English (or its acronym)."""
-    opened = re.match(r"\s*[（(](.*?)[）)](?:[^（(]*?[）)])?", rest)
-    if not opened:
+    inside = parenthesis_after(rest)
+    if inside is None:
         return False
-    inside = opened[0].lower()
     name = english.split(" (")[0].lower()
     acronyms = [a.lower() for a in re.findall(r"\(([^)]+)\)", english)]
-    return name in inside or any(a in inside for a in acronyms)
+    return name in inside.lower() or any(a in inside.lower() for a in acronyms)
 
 
 def first_uses_without_english(page: Path, root: Path = DOCS) -> list[str]:

@@ -4,6 +4,7 @@ diagrams, visible code output, the language switcher, accessibility and the layo
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, ConsoleMessage, Page, Response
@@ -20,8 +21,22 @@ MERMAID_IN_HTML = re.compile(r'<(?:pre|div) class="[^"]*\bmermaid\b')
 # Where sideways scrolling is expected on a phone: code, tables, wide formulas and diagrams.
 SCROLLS_INSIDE = "pre, table, .highlight, .md-typeset__scrollwrap, .arithmatex, .mermaid"
 
-# The blocks extra.css lets the browser skip while they are far from the viewport (ADR-0013).
-LAZY_BLOCKS = ".md-content .md-typeset > :not(h1, h2, h3, h4), .jupyter-wrapper .jp-Notebook-cell"
+EXTRA_CSS = Path(__file__).resolve().parents[2] / "docs/stylesheets/extra.css"
+
+
+def lazy_blocks_selector(css: str) -> str:
+    """The selector of the rule that gives blocks `content-visibility: auto` (ADR-0013): the
+    blocks the browser may skip while they are far from the viewport, read from the stylesheet so
+    the checks follow it."""
+    rule = re.search(
+        r"([^{}]+)\{[^}]*content-visibility:\s*auto", re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    )
+    if rule is None:
+        raise AssertionError("extra.css has no content-visibility: auto rule")
+    return " ".join(rule[1].split())
+
+
+LAZY_BLOCKS = lazy_blocks_selector(EXTRA_CSS.read_text(encoding="utf-8"))
 LAY_OUT_EVERYTHING = f"{LAZY_BLOCKS} {{ content-visibility: visible !important; }}"
 
 DOM_JS = """() => {
