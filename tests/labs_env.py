@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,14 @@ from conftest import ROOT
 
 LABS_PYTHON = ROOT / ".venv-labs" / "bin" / "python"
 LABS_DIR = ROOT / "labs" / "prefill_decode"
+# vLLM's engine sockets (ipc://<VLLM_RPC_BASE_PATH>/<uuid>, default /tmp) outlive each run:
+# the tests' runs make them in a folder of their own, removed when the test session ends
+_ENGINE_SOCKETS = tempfile.TemporaryDirectory(prefix="labs-ipc-")
+
+
+def lab_environment() -> dict[str, str]:
+    """The environment a lab runs in under the tests."""
+    return {**os.environ, "VLLM_RPC_BASE_PATH": _ENGINE_SOCKETS.name}
 
 
 def require_labs_python() -> Path:
@@ -31,7 +40,12 @@ def run_lab(script: Path, args: list, out: Path, timeout_s: int = 900) -> str:
     `out`; returns its stdout, or fails the test with the end of its output."""
     cmd = [str(c) for c in (require_labs_python(), script, *args, "--out", out)]
     proc = subprocess.run(
-        cmd, cwd=script.parents[2], capture_output=True, text=True, timeout=timeout_s
+        cmd,
+        cwd=script.parents[2],
+        env=lab_environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
     )
     if proc.returncode != 0:
         output = (proc.stdout + proc.stderr)[-4000:]

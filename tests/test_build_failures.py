@@ -57,6 +57,7 @@ def make_site(
               - {HOOKS / "exec_errors.py"}
               - {HOOKS / "serve_rebuild.py"}
               - {HOOKS / "serve_failures.py"}
+              - {HOOKS / "serve_exit.py"}
             markdown_extensions:
               - pymdownx.snippets:
                   base_path: [{tmp_path / "snippets"}]
@@ -72,6 +73,16 @@ def make_site(
         )
     config.write_text(text, encoding="utf-8")
     return config
+
+
+def test_every_hook_module_is_registered_in_mkdocs_yml():
+    # a hook file that mkdocs.yml does not list is never run, by make build or make serve
+    listed = set(
+        re.findall(r"^  - (scripts/hooks/\S+\.py)", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M)
+    )
+    modules = {str(p.relative_to(ROOT)) for p in HOOKS.glob("*.py")}
+    assert modules - listed == set(), "hooks not in mkdocs.yml's hooks:"
+    assert listed - modules == set(), "mkdocs.yml lists hooks that do not exist"
 
 
 def page_pair(body: str) -> dict[str, str]:

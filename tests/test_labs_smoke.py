@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from labs_env import LABS_DIR, require_labs_python
+from labs_env import LABS_DIR, lab_environment, require_labs_python
 
 pytestmark = pytest.mark.labs_smoke
 
@@ -27,7 +27,12 @@ LABS = {
 
 def run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S
+        [str(c) for c in cmd],
+        cwd=ROOT,
+        env=lab_environment(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
     )
 
 

@@ -3,6 +3,7 @@ in the page while the site keeps serving, and the page recovers on the next save
 --strict` still fails (tests/test_build_failures.py)."""
 
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -53,6 +54,7 @@ def wait_for(url: str, ready: Callable[[int, str], bool], server: subprocess.Pop
 @pytest.fixture
 def served(tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
     config = make_site(tmp_path, page_pair(BROKEN))
+    (tmp_path / "tmp").mkdir()  # the server's temporary folders: tested below, never in /tmp
     port = free_port()
     server = subprocess.Popen(
         [
@@ -65,7 +67,7 @@ def served(tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
             f"127.0.0.1:{port}",
         ],
         cwd=tmp_path,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(tmp_path / "tmp")},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -75,6 +77,18 @@ def served(tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_stopped_server_leaves_no_temporary_folder(served, stop):
+    """scripts/hooks/serve_exit.py: stopped by a signal instead of Ctrl-C, MkDocs still removes
+    its temporary site (~30 MB for the course) and the hooks' folders."""
+    base, site, server = served
+    wait_for(f"{base}lesson/", lambda s, b: s == 200, server)
+    assert any((site / "tmp").iterdir()), "the server built into no temporary folder"
+    server.send_signal(stop)
+    assert server.wait(timeout=30) == 0, server.stdout.read()
+    assert not any((site / "tmp").iterdir()), sorted(p.name for p in (site / "tmp").iterdir())
 
 
 def test_a_raising_block_shows_in_the_page_and_the_page_recovers(served):

@@ -4,6 +4,7 @@ exactly the pages it can change, and those pages show the change (never stale ou
 Unit tests of the dependency rules, then a fixture site served the way `make serve` serves."""
 
 import json
+import os
 import re
 import subprocess
 import threading
@@ -372,9 +373,11 @@ def served(tmp_path) -> Iterator[Served]:
     text = config.read_text(encoding="utf-8").replace("plugins:\n", "plugins:\n  - search\n", 1)
     config.write_text(text + "watch: [snippets]\n", "utf-8")
     port = free_port()
+    (tmp_path / "tmp").mkdir()  # the server's temporary folders (tests/test_serve_errors.py)
     server = subprocess.Popen(
         [*MKDOCS, "serve", *make_serve_args(), "-f", str(config), "-a", f"127.0.0.1:{port}"],
         cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
