@@ -3,6 +3,7 @@
 Only what the parity and snapshot gates compare; it is not a Markdown parser.
 """
 
+import json
 import re
 import shlex
 from collections import Counter
@@ -82,9 +83,17 @@ def parse_options(info: str) -> tuple[str, dict[str, str]]:
     return lang, options
 
 
+def notebook_markdown(path: Path) -> str:
+    """A notebook's Markdown cells, one after another (its code cells are code, not prose)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+
+
 def read_page(path: Path) -> Page:
+    """A Markdown page's prose lines and fenced blocks (a notebook's: its Markdown cells')."""
     page = Page(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    text = notebook_markdown(path) if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
+    lines = text.splitlines()
     i = 0
     while i < len(lines):
         opened = FENCE_OPEN.match(lines[i])

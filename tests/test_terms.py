@@ -1,5 +1,7 @@
 """Chinese pages name a term's English at its first use on the page: 预填充（prefill）.
 
+The pages: the home and about pages, every lesson and every notebook (its Markdown cells).
+
 A reader lands on any page from a search, so "first use" is per page, not per course. The terms
 are the glossary's list (docs/glossary.md, "中英术语对照"): its Chinese column, its English column.
 Only prose counts: headings, code, formulas, link targets, values and HTML tags are left out, and
@@ -13,14 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from conftest import COURSE, DOCS, lesson_pages
+from conftest import COURSE, DOCS, chinese_notebooks, lesson_pages
 from markdown_source import read_page
 
 GLOSSARY = DOCS / "glossary.md"
 TERM_ROW = re.compile(r"^\| ([^|]+?) \| ([^|]+?) \| \[[^]]+\]\(#[\w-]+\) \|$", re.M)
 # Words that contain a term's characters but are another word.
 NOT_A_USE = ("解码器", "反量化")  # decoder (not decode), dequantize (not quantize)
-PAGES = ["index.md", "about.md", *(p.relative_to(DOCS).as_posix() for p in lesson_pages())]
+PAGES = [
+    "index.md",
+    "about.md",
+    *(p.relative_to(DOCS).as_posix() for p in [*lesson_pages(), *chinese_notebooks()]),
+]
 
 LEFT_OUT = [
     re.compile(r"`+[^`]*`+"),  # inline code
