@@ -84,29 +84,30 @@ def kv_bytes_per_token(model: ModelSpec, bytes_per_value: float = 2) -> float:
 
 
 def layer_linear_shapes(model: ModelSpec) -> list[tuple[str, int, int]]:
-    """(name, in_features, out_features) of the seven weight matrices of ONE decoder layer."""
-    h, q, kv, ff = model.hidden_size, model.q_dim, model.kv_dim, model.intermediate_size
+    """(name, in_features, out_features) of the seven weight matrices of ONE decoder layer;
+    d is the hidden size, as in the lessons."""
+    d, q, kv, ff = model.hidden_size, model.q_dim, model.kv_dim, model.intermediate_size
     return [
-        ("q_proj", h, q),
-        ("k_proj", h, kv),
-        ("v_proj", h, kv),
-        ("o_proj", q, h),
-        ("gate_proj", h, ff),  # gated MLP: down(silu(gate(x)) * up(x))
-        ("up_proj", h, ff),
-        ("down_proj", ff, h),
+        ("q_proj", d, q),
+        ("k_proj", d, kv),
+        ("v_proj", d, kv),
+        ("o_proj", q, d),
+        ("gate_proj", d, ff),  # gated MLP: down(silu(gate(x)) * up(x))
+        ("up_proj", d, ff),
+        ("down_proj", ff, d),
     ]
 
 
 def layer_parameters(model: ModelSpec) -> list[tuple[str, int]]:
     """(name, parameters) of one decoder layer, in the order a token passes through them."""
-    h, bias = model.hidden_size, int(model.attention_qkv_bias)
+    d, bias = model.hidden_size, int(model.attention_qkv_bias)
     shapes = {name: (i, o) for name, i, o in layer_linear_shapes(model)}
-    rows = [("input_layernorm", h)]  # RMSNorm: one scale per hidden dimension
+    rows = [("input_layernorm", d)]  # RMSNorm: one scale per hidden dimension
     for name in ("q_proj", "k_proj", "v_proj"):
         i, o = shapes[name]
         rows.append((name + " + bias" * bias, i * o + bias * o))
     i, o = shapes["o_proj"]
-    rows += [("o_proj", i * o), ("post_attention_layernorm", h)]
+    rows += [("o_proj", i * o), ("post_attention_layernorm", d)]
     rows += [(name, i * o) for name, i, o in layer_linear_shapes(model)[4:]]
     return rows
 
