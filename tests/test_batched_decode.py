@@ -26,7 +26,7 @@ from batched_decode.batch_bound import (
 )
 from batched_decode.values import values
 from conftest import ROOT
-from core.formats import checkpoint_format, resident_weight_bytes, streamed_weight_bytes
+from core.formats import FP8, checkpoint_format, resident_weight_bytes, streamed_weight_bytes
 from core.forward import decode_matmul_params
 from core.gpus import load_gpus
 from core.memory import MemoryBudget
@@ -70,7 +70,7 @@ def test_throughput_grows_and_tpot_never_falls_with_the_batch(gpu, model, fmt):
         assert b.tokens_per_s > a.tokens_per_s
         assert b.tpot_s >= a.tpot_s
         # below both ceilings, whatever the batch
-        assert b.tokens_per_s <= compute_ceiling_tokens_per_s(gpu, model) * (1 + 1e-12)
+        assert b.tokens_per_s <= compute_ceiling_tokens_per_s(gpu, model, fmt) * (1 + 1e-12)
         assert b.tokens_per_s < kv_ceiling_tokens_per_s(gpu, model, CONTEXT)
 
 
@@ -97,15 +97,28 @@ def test_critical_batch_is_where_compute_meets_memory():
 
 @pytest.mark.parametrize("gpu", [RTX, H100])
 def test_critical_batch_vanishes_at_the_vanishing_context(gpu):
-    s = vanishing_context(gpu, QWEN)
+    s = vanishing_context(gpu, QWEN, BF16)
     assert critical_batch(gpu, QWEN, math.floor(s), BF16) is not None
     assert critical_batch(gpu, QWEN, math.ceil(s), BF16) is None
     assert decode_intensity_limit(QWEN, math.ceil(s)) <= gpu.ridge_point
 
 
+def test_fp8_w8a8_runs_against_the_fp8_peak():
+    # twice the H100's 16-bit peak: the compute ceiling doubles, the vanishing context halves
+    ratio = compute_ceiling_tokens_per_s(H100, QWEN, FP8) / compute_ceiling_tokens_per_s(
+        H100, QWEN, BF16
+    )
+    assert ratio == pytest.approx(2.0)
+    assert vanishing_context(H100, QWEN, FP8) == pytest.approx(
+        vanishing_context(H100, QWEN, BF16) / 2
+    )
+
+
 def test_h100_kv_ceiling_lies_below_its_compute_ceiling_at_the_page_context():
     assert critical_batch(H100, QWEN, CONTEXT, BF16) is None
-    assert kv_ceiling_tokens_per_s(H100, QWEN, CONTEXT) < compute_ceiling_tokens_per_s(H100, QWEN)
+    assert kv_ceiling_tokens_per_s(H100, QWEN, CONTEXT) < compute_ceiling_tokens_per_s(
+        H100, QWEN, BF16
+    )
 
 
 @pytest.mark.parametrize("gpu, model, fmt", CONFIGS)
@@ -121,9 +134,9 @@ def test_max_batch_is_the_most_sequences_whose_kv_fits(gpu, model, fmt):
 def test_mfu_ceiling_is_compute_over_memory_time_while_memory_bound():
     s = step(RTX, QWEN, BF16, CONTEXT, 16)
     assert s.memory_bound
-    assert mfu_ceiling(RTX, QWEN, s) == pytest.approx(s.compute_s / s.memory_s)
+    assert mfu_ceiling(RTX, QWEN, BF16, s) == pytest.approx(s.compute_s / s.memory_s)
     s = step(RTX, QWEN_AWQ, AWQ, CONTEXT, 256)
-    assert not s.memory_bound and mfu_ceiling(RTX, QWEN_AWQ, s) == pytest.approx(1.0)
+    assert not s.memory_bound and mfu_ceiling(RTX, QWEN_AWQ, AWQ, s) == pytest.approx(1.0)
 
 
 # --- the chart ---
@@ -152,7 +165,7 @@ def test_chart_marks_only_the_critical_batches_inside_the_sweep():
     assert by_name["RTX 4090 BF16"].critical_point is None  # B* above 256
     assert by_name["H100 SXM BF16"].critical is None  # none at all
     tps, _ = by_name["RTX 4090 AWQ"].critical_point
-    assert tps == pytest.approx(compute_ceiling_tokens_per_s(RTX, QWEN_AWQ))
+    assert tps == pytest.approx(compute_ceiling_tokens_per_s(RTX, QWEN_AWQ, AWQ))
 
 
 def test_chart_labels_differ_by_language_and_reject_unknown_ones():

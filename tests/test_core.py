@@ -611,6 +611,12 @@ def test_utilization_is_the_share_of_peak_a_measured_time_implies():
     prefill = ttft_bound(RTX, QWEN, 8192)
     assert flops_utilization(RTX, flops, prefill.compute_s) == pytest.approx(1.0)
     assert flops_utilization(RTX, 16.52e12, 1.0) == pytest.approx(0.1)
+    # an FP8 (W8A8) step is measured against the FP8 peak it runs at, not the 16-bit one
+    h100 = GPUS["h100_sxm"]
+    fp8 = ttft_bound(h100, QWEN, 8192, FP8)
+    assert flops_utilization(h100, flops, fp8.compute_s, FP8) == pytest.approx(1.0)
+    assert flops_utilization(h100, 197.9e12, 1.0, FP8) == pytest.approx(0.1)
+    assert flops_utilization(h100, 197.9e12, 1.0, BF16) == pytest.approx(0.2)
 
 
 # ---------------------------------------------------------------- memory

@@ -17,7 +17,14 @@ from core.forward import decode_bytes, decode_flops, kv_cache_bytes
 from core.gpus import GPU, load_gpus
 from core.memory import MemoryBudget
 from core.models import ModelSpec, kv_bytes_per_token, load_model
-from core.roofline import critical_batch, decode_intensity_limit, flops_utilization, tpot_bound
+from core.roofline import (
+    compute_peak,
+    critical_batch,
+    decode_intensity_limit,
+    flops_utilization,
+    ridge_point,
+    tpot_bound,
+)
 
 BF16_MODEL = "qwen2.5-7b-instruct"
 AWQ_MODEL = "qwen2.5-7b-instruct-awq"
@@ -57,9 +64,9 @@ def step(gpu: GPU, model: ModelSpec, fmt: WeightFormat, context: int, batch: int
     return Step(batch, bound.compute_s, bound.memory_s, intensity)
 
 
-def mfu_ceiling(gpu: GPU, model: ModelSpec, s: Step) -> float:
+def mfu_ceiling(gpu: GPU, model: ModelSpec, fmt: WeightFormat, s: Step) -> float:
     """The best MFU a step can show: its FLOPs over its lower-bound time (MBU is then 100 %)."""
-    return flops_utilization(gpu, decode_flops(model, s.batch), s.tpot_s)
+    return flops_utilization(gpu, decode_flops(model, s.batch), s.tpot_s, fmt)
 
 
 def max_batch(gpu: GPU, model: ModelSpec, fmt: WeightFormat, context: int) -> int:
@@ -70,9 +77,9 @@ def max_batch(gpu: GPU, model: ModelSpec, fmt: WeightFormat, context: int) -> in
     return tokens // context
 
 
-def compute_ceiling_tokens_per_s(gpu: GPU, model: ModelSpec) -> float:
+def compute_ceiling_tokens_per_s(gpu: GPU, model: ModelSpec, fmt: WeightFormat) -> float:
     """Output throughput can never exceed P_peak / (2M'): every token costs 2M' FLOPs."""
-    return gpu.peak_flops / decode_flops(model, 1)
+    return compute_peak(gpu, fmt) / decode_flops(model, 1)
 
 
 def kv_ceiling_tokens_per_s(gpu: GPU, model: ModelSpec, context: int) -> float:
@@ -80,9 +87,9 @@ def kv_ceiling_tokens_per_s(gpu: GPU, model: ModelSpec, context: int) -> float:
     return gpu.bandwidth_bytes / kv_cache_bytes(model, context)
 
 
-def vanishing_context(gpu: GPU, model: ModelSpec) -> float:
+def vanishing_context(gpu: GPU, model: ModelSpec, fmt: WeightFormat) -> float:
     """The context from which no batch size is compute-bound: where 2M' / (kappa*S) = ridge."""
-    return decode_intensity_limit(model, 1) / gpu.ridge_point
+    return decode_intensity_limit(model, 1) / ridge_point(gpu, fmt)
 
 
 def configurations() -> list[tuple[GPU, ModelSpec, WeightFormat]]:
@@ -106,7 +113,7 @@ def sweep_table(gpu: GPU, model: ModelSpec, fmt: WeightFormat, context: int = CO
         note = "" if b <= fits else "  (KV does not fit)"
         lines.append(
             f"{b:>4} {s.compute_s * 1e3:10.2f} {s.memory_s * 1e3:10.2f} {s.tpot_s * 1e3:10.2f} "
-            f"{s.tokens_per_s:9,.0f} {s.intensity:7.1f} {mfu_ceiling(gpu, model, s):7.1%}  "
+            f"{s.tokens_per_s:9,.0f} {s.intensity:7.1f} {mfu_ceiling(gpu, model, fmt, s):7.1%}  "
             f"{setter}{note}"
         )
     return lines

@@ -25,7 +25,7 @@ from core.formats import checkpoint_format
 from core.forward import decode_flops
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model
-from core.roofline import critical_batch, decode_intensity_limit, flops_utilization
+from core.roofline import critical_batch, decode_intensity_limit, flops_utilization, ridge_point
 from prefill_decode.values import QWEN_BENCH_BF16_TOK_S
 
 QUIZ_CONTEXT = 512  # the numeric self-test: the critical batch at a shorter context
@@ -84,8 +84,8 @@ def values() -> dict[str, str]:
         "bf16_fits": f"{fits_bf16:,}",
         "bf16_fit_batch": f"{s_fit.batch}",
         "bf16_fit_tps": f"{s_fit.tokens_per_s:,.0f}",
-        "bf16_mfu_first": f"{mfu_ceiling(rtx, bf16, s1):.1%}",
-        "bf16_mfu_last": f"{mfu_ceiling(rtx, bf16, s_last):.0%}",
+        "bf16_mfu_first": f"{mfu_ceiling(rtx, bf16, f_bf16, s1):.1%}",
+        "bf16_mfu_last": f"{mfu_ceiling(rtx, bf16, f_bf16, s_last):.0%}",
         # the RTX 4090 sweep, AWQ
         "awq_tpot_first_ms": f"{a1.tpot_s * 1e3:.2f}",
         "awq_tpot_last_ms": f"{a_last.tpot_s * 1e3:.2f}",
@@ -107,10 +107,10 @@ def values() -> dict[str, str]:
         "intensity_limit": f"{decode_intensity_limit(bf16, CONTEXT):.0f}",
         "intensity_limit_double": f"{decode_intensity_limit(bf16, 2 * CONTEXT):.0f}",
         "double_context": f"{2 * CONTEXT:,}",
-        "rtx_vanishing_context": f"{vanishing_context(rtx, bf16):,.0f}",
-        "h100_vanishing_context": f"{vanishing_context(h100, bf16):,.0f}",
-        "compute_ceiling_rtx": f"{compute_ceiling_tokens_per_s(rtx, bf16):,.0f}",
-        "compute_ceiling_h100": f"{compute_ceiling_tokens_per_s(h100, bf16):,.0f}",
+        "rtx_vanishing_context": f"{vanishing_context(rtx, bf16, f_bf16):,.0f}",
+        "h100_vanishing_context": f"{vanishing_context(h100, bf16, f_bf16):,.0f}",
+        "compute_ceiling_rtx": f"{compute_ceiling_tokens_per_s(rtx, bf16, f_bf16):,.0f}",
+        "compute_ceiling_h100": f"{compute_ceiling_tokens_per_s(h100, bf16, f_bf16):,.0f}",
         "kv_ceiling_rtx": f"{kv_ceiling_tokens_per_s(rtx, bf16, CONTEXT):,.0f}",
         "kv_ceiling_h100": f"{kv_ceiling_tokens_per_s(h100, bf16, CONTEXT):,.0f}",
         # MBU and MFU of a published batch-1 run (latency_metrics states its MBU)
@@ -124,7 +124,7 @@ def values() -> dict[str, str]:
         "transfer_model": llama.name,
         "transfer_gpu": tgpu.name,
         "transfer_kappa": f"{kv_bytes_per_token(llama):,.0f}",
-        "transfer_ridge": f"{tgpu.ridge_point:.0f}",
+        "transfer_ridge": f"{ridge_point(tgpu, f_llama):.0f}",
         "transfer_short": f"{t_short:,}",
         "transfer_long": f"{t_long:,}",
         "transfer_limit_short": f"{decode_intensity_limit(llama, t_short):.0f}",
@@ -132,7 +132,7 @@ def values() -> dict[str, str]:
         "transfer_bstar_short": _b(critical_batch(tgpu, llama, t_short, f_llama)),
         "transfer_bstar_long": _b(critical_batch(tgpu, llama, t_long, f_llama)),
         "transfer_fits_short": f"{max_batch(tgpu, llama, f_llama, t_short):,}",
-        "transfer_vanishing": f"{vanishing_context(tgpu, llama):,.0f}",
+        "transfer_vanishing": f"{vanishing_context(tgpu, llama, f_llama):,.0f}",
         # the lab
         "vllm_max_num_seqs_default": f"{VLLM_MAX_NUM_SEQS_DEFAULT}",
         "vllm_batched_tokens_default": f"{VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT:,}",

@@ -126,8 +126,8 @@ def decode_steps_bound_s(
 def prefill_crossover_len(gpu: GPU, model: ModelSpec, fmt: WeightFormat | None = None) -> float:
     """Prompt length from which the prefill bound is set by compute rather than bandwidth.
 
-    Solves 2*M*S + 2*V*h = R * (W + kappa*S) for S, with R the ridge point, M the layers' matmul
-    weights, V*h the lm_head, W the streamed weight bytes and kappa the KV bytes per token.
+    Solves 2*M*S + 2*V*d = R * (W + kappa*S) for S, with R the ridge point, M the layers' matmul
+    weights, V*d the lm_head, W the streamed weight bytes and kappa the KV bytes per token.
     """
     ridge, kappa = ridge_point(gpu, fmt), kv_bytes_per_token(model, SIXTEEN_BIT)
     denominator = 2 * layer_matmul_params(model) - ridge * kappa
@@ -167,9 +167,12 @@ def bandwidth_utilization(gpu: GPU, nbytes: float, seconds: float) -> float:
     return nbytes / seconds / gpu.bandwidth_bytes
 
 
-def flops_utilization(gpu: GPU, flops: float, seconds: float) -> float:
-    """MFU: the FLOPs a step must do over its measured time, as a share of peak compute."""
-    return flops / seconds / gpu.peak_flops
+def flops_utilization(
+    gpu: GPU, flops: float, seconds: float, fmt: WeightFormat | None = None
+) -> float:
+    """MFU: the FLOPs a step must do over its measured time, as a share of the peak compute the
+    format's matmuls run at (compute_peak: the FP8 peak for W8A8, the 16-bit peak otherwise)."""
+    return flops / seconds / compute_peak(gpu, fmt)
 
 
 def step_bound(
