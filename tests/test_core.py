@@ -103,7 +103,18 @@ def test_every_gpu_has_positive_figures_and_a_source():
 def test_rtx_4090_figures_and_ridge_point():
     assert (RTX.peak_flops, RTX.bandwidth_bytes) == (165.2e12, 1008e9)
     assert RTX.ridge_point == pytest.approx(163.89, abs=0.01)
-    assert GIB == 2**30 and RTX.memory_bytes == 24 * 2**30  # "24 GB" of binary chips
+    assert GIB == 2**30 and RTX.memory_gb == 24  # the label
+    assert RTX.memory_bytes == 24_564 * 2**20  # what nvidia-smi reports: the budgets' capacity
+
+
+def test_every_card_budgets_from_a_cited_nvidia_smi_total():
+    for gpu in GPUS.values():
+        assert gpu.memory_mib and "github.com/" in gpu.memory_source, gpu.key
+        assert gpu.memory_bytes == gpu.memory_mib * 2**20
+        # a little under the marketed figure read as GiB (L40S: ECC takes 1/16), never over it
+        assert 0.93 < gpu.memory_bytes / (gpu.memory_gb * GIB) <= 1.0, gpu.key
+    # a card added without a reading falls back to the marketed figure read as GiB
+    assert toy_gpu(24).memory_bytes == 24 * GIB
 
 
 def test_fp8_w8a8_runs_at_the_fp8_peak_where_the_chip_has_fp8_tensor_cores():
@@ -635,11 +646,11 @@ def test_fits_compares_weights_and_one_sequence_of_kv_with_the_card():
 
 def test_memory_budget_defaults_follow_vllm_and_an_assumed_reserve():
     budget = MemoryBudget.for_gpu(RTX)
-    assert budget.capacity_bytes == 24 * GIB
+    assert budget.capacity_bytes == RTX.memory_bytes == 24_564 * 2**20
     assert (budget.utilization, budget.reserve_bytes, budget.block_size) == (0.92, 2 * GIB, 16)
-    assert budget.usable_bytes == 24 * GIB * 0.92
+    assert budget.usable_bytes == 24_564 * 2**20 * 0.92
     weights = resident_weight_bytes(QWEN)
-    assert budget.kv_bytes(weights) == 24 * GIB * 0.92 - weights - 2 * GIB
+    assert budget.kv_bytes(weights) == 24_564 * 2**20 * 0.92 - weights - 2 * GIB
 
 
 @pytest.mark.parametrize("fmt", [BF16, AWQ_FMT], ids=["bf16", "awq"])

@@ -7,7 +7,7 @@ file tests what the lesson builds on them.
 import pytest
 
 from core.formats import BF16, checkpoint_format, resident_weight_bytes
-from core.gpus import GIB
+from core.gpus import load_gpu
 from core.models import kv_bytes_per_token, load_model
 from kv_cache import values as lesson_values
 from kv_cache.cache_size import main as cache_size_main
@@ -60,7 +60,7 @@ def test_scenarios_are_bf16_awq_and_awq_with_mha():
 
 def test_tokens_that_fit_are_whole_blocks_within_the_budget():
     budget = rtx_4090()
-    assert budget.capacity_bytes == 24 * GIB
+    assert budget.capacity_bytes == load_gpu("rtx_4090").memory_bytes == 24_564 * 2**20
     for _, weights, k in scenarios():
         tokens = budget.tokens(weights, k)
         assert tokens % budget.block_size == 0

@@ -21,8 +21,8 @@ from batched_decode.lab_results import (
     LAB_PROMPT_TOKENS,
     LAB_SHORT_NEW_TOKENS,
 )
-from core.formats import checkpoint_format
-from core.forward import decode_flops
+from core.formats import checkpoint_format, streamed_weight_bytes
+from core.forward import decode_flops, kv_cache_bytes
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model
 from core.roofline import critical_batch, decode_intensity_limit, flops_utilization, ridge_point
@@ -56,6 +56,9 @@ def values() -> dict[str, str]:
     h1 = step(h100, bf16, f_bf16, CONTEXT, first)
     h_last = step(h100, bf16, f_bf16, CONTEXT, last)
     fits_bf16 = max_batch(rtx, bf16, f_bf16, CONTEXT)
+    s_at_fits = step(rtx, bf16, f_bf16, CONTEXT, fits_bf16)
+    # the batch at which a step reads as many KV bytes as weight bytes: W = B * kappa * S
+    kv_as_weights = streamed_weight_bytes(bf16, f_bf16) / kv_cache_bytes(bf16, CONTEXT)
     s_fit = step(rtx, bf16, f_bf16, CONTEXT, max(b for b in BATCHES if b <= fits_bf16))
     a100 = gpus["a100_80gb_sxm"]
     bench_mfu = flops_utilization(a100, decode_flops(bf16, 1), 1 / QWEN_BENCH_BF16_TOK_S)
@@ -84,6 +87,8 @@ def values() -> dict[str, str]:
         "bf16_fits": f"{fits_bf16:,}",
         "bf16_fit_batch": f"{s_fit.batch}",
         "bf16_fit_tps": f"{s_fit.tokens_per_s:,.0f}",
+        "bf16_kv_as_weights_batch": f"{kv_as_weights:,.0f}",
+        "bf16_tpot_growth_at_fits": f"{s_at_fits.tpot_s / s1.tpot_s:.2f}",
         "bf16_mfu_first": f"{mfu_ceiling(rtx, bf16, f_bf16, s1):.1%}",
         "bf16_mfu_last": f"{mfu_ceiling(rtx, bf16, f_bf16, s_last):.0%}",
         # the RTX 4090 sweep, AWQ

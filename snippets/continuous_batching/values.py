@@ -72,6 +72,8 @@ def values() -> dict[str, str]:
             v[f"{key}_mean_s"] = f"{s.mean_latency_s:.2f}"
             v[f"{key}_p99_s"] = f"{s.p99_latency_s:.2f}"
             v[f"{key}_ttft_s"] = f"{s.mean_ttft_s:.2f}"
+    offered_share = RATE * out.mean() / offline["continuous"].throughput_tok_s
+    v["offered_share_of_capacity"] = f"{offered_share:.0%}"
     v["harmonic_slots"] = f"{harmonic(SLOTS):.2f}"
     v["static_util_estimate"] = f"{1 / harmonic(SLOTS):.1%}"
     v["quiz_slots"] = f"{QUIZ_SLOTS}"

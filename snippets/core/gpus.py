@@ -14,10 +14,12 @@ class GPU:
     name: str
     bf16_dense_tflops: float
     memory_bandwidth_gbs: float
-    memory_gb: float  # as marketed; DRAM chips are binary, so "24 GB" holds 24 GiB
+    memory_gb: float  # as marketed ("24 GB"): a label, not a budget
     memory_type: str
     source: str
     fp8_dense_tflops: float | None = None  # FP8 tensor cores (W8A8); None where there are none
+    memory_mib: int | None = None  # nvidia-smi's memory.total, as cited in memory_source
+    memory_source: str | None = None
 
     @property
     def peak_flops(self) -> float:
@@ -29,7 +31,10 @@ class GPU:
 
     @property
     def memory_bytes(self) -> float:
-        """Capacity read as binary gibibytes (how the chips are built and what CUDA reports)."""
+        """The capacity a memory budget starts from: nvidia-smi's total where it is known, else the
+        marketed figure read as GiB (a card a reader adds without a reading)."""
+        if self.memory_mib is not None:
+            return self.memory_mib * 2**20
         return self.memory_gb * GIB
 
     @property

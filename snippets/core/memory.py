@@ -14,7 +14,9 @@ class MemoryBudget:
 
     capacity_bytes: float  # the card's memory (GPU.memory_bytes)
     utilization: float = 0.92  # vLLM's default gpu_memory_utilization for LLM(...)
-    reserve_bytes: float = 2 * GIB  # activations, CUDA context, CUDA graphs (assumed, not measured)
+    # peak activations and CUDA graphs (assumed, not measured); the CUDA context is not in it:
+    # vLLM 0.26.0 snapshots memory after creating it, so it sits in the (1 - utilization) share
+    reserve_bytes: float = 2 * GIB
     block_size: int = 16  # tokens per KV-cache block
 
     def __post_init__(self) -> None:

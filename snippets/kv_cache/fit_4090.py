@@ -10,7 +10,7 @@ from core.models import kv_bytes_per_token, load_model
 
 
 def rtx_4090() -> MemoryBudget:
-    """vLLM's defaults on a 24 GB card (read as 24 GiB) and an assumed 2 GiB reserve."""
+    """vLLM's defaults on the RTX 4090 (its nvidia-smi total) and an assumed 2 GiB reserve."""
     return MemoryBudget.for_gpu(load_gpu("rtx_4090"))
 
 

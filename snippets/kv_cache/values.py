@@ -4,6 +4,8 @@ Pages refer to them as {{ kv_cache.<name> }}; scripts/hooks/values.py fills them
 Run `python snippets/kv_cache/values.py` to list every name and its value.
 """
 
+import re
+
 from core.formats import streamed_weight_bytes
 from core.forward import kv_cache_bytes
 from core.gpus import GIB, load_gpu
@@ -26,6 +28,7 @@ def values() -> dict[str, str]:
     q72 = load_model("qwen2.5-72b-instruct")
     k, k_mha = kappa(qwen), kappa(qwen.as_mha())
     context = qwen.max_position_embeddings
+    gpu = load_gpu("rtx_4090")
     budget = rtx_4090()
     (_, bf16_w, _), (_, awq_w, _), _ = scenarios()
     bf16_read, awq_read = streamed_weight_bytes(qwen), streamed_weight_bytes(load_model(AWQ_MODEL))
@@ -64,8 +67,11 @@ def values() -> dict[str, str]:
         "example_batch": f"{EXAMPLE_BATCH}",
         "example_kv_gib": f"{kv_cache_bytes(qwen, EXAMPLE_CONTEXT, EXAMPLE_BATCH) / GIB:.2f}",
         # one RTX 4090
-        "gpu_name": load_gpu("rtx_4090").name,
-        "gpu_gib": f"{budget.capacity_bytes / GIB:g}",
+        "gpu_name": gpu.name,
+        "gpu_marketed_gb": f"{gpu.memory_gb:g}",
+        "gpu_mib": f"{gpu.memory_mib:,}",
+        "gpu_memory_url": "https://" + re.search(r"github\.com/\S+", gpu.memory_source)[0],
+        "gpu_gib": f"{budget.capacity_bytes / GIB:.2f}",
         "gpu_gb": f"{budget.capacity_bytes / 1e9:.2f}",
         "gib_gb_gap": f"{GIB / 1e9 - 1:.1%}",
         "utilization": f"{budget.utilization}",

@@ -92,7 +92,9 @@ def values() -> dict[str, str]:
         # transfer
         "pa_transfer_model": llama.name,
         "pa_transfer_gpu": gpu.name,
-        "pa_transfer_gpu_gib": f"{gpu.memory_gb:g}",
+        "pa_transfer_gpu_gb": f"{gpu.memory_gb:g}",
+        "pa_transfer_gpu_mib": f"{gpu.memory_mib:,}",
+        "pa_transfer_capacity_gib": f"{gpu.memory_bytes / GIB:.2f}",
         "pa_transfer_weights_gib": f"{t_weights / GIB:.2f}",
         "pa_transfer_kappa": f"{t_kappa:,.0f}",
         "pa_transfer_kv_gib": f"{t_budget.kv_bytes(t_weights) / GIB:.2f}",
