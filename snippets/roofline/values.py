@@ -4,11 +4,21 @@ Pages refer to them as {{ roofline.<name> }}; scripts/hooks/values.py fills them
 Run `python snippets/roofline/values.py` to list every name and its value.
 """
 
+from core.formats import checkpoint_format
 from core.gpus import load_gpus
 from core.models import load_model
-from core.roofline import attainable_flops, decode_intensity, prefill_intensity
+from core.roofline import attainable_flops, critical_batch, decode_intensity, prefill_intensity
 from roofline.chart import DECODE_CONTEXT, GPU_KEY, MODEL_KEY, PREFILL_LENGTHS
 from roofline.gemm_intensity import SHAPE, gemm_intensity, intensity_limit, tokens_to_reach
+
+
+def longest_context_compute_bound(gpu, model, batch: int) -> int:
+    """The longest context at which a decode step of `batch` sequences is still compute-bound (its
+    critical batch, which grows with the context, is at most `batch`)."""
+    fmt, context = checkpoint_format(model), 0
+    while (b := critical_batch(gpu, model, context + 1, fmt)) is not None and b <= batch:
+        context += 1
+    return context
 
 
 def values() -> dict[str, str]:
@@ -22,6 +32,7 @@ def values() -> dict[str, str]:
     short, long_ = PREFILL_LENGTHS[1], PREFILL_LENGTHS[-1]
     decode_perf = attainable_flops(gpu, decode_i)
     k, n = SHAPE
+    batch = tokens_to_reach(gpu.ridge_point, k, n)  # the self-test's batch
     return {
         # the GPU on the chart
         "gpu_name": gpu.name,
@@ -53,6 +64,7 @@ def values() -> dict[str, str]:
         "gemm_one_token": f"{gemm_intensity(1, k, n):.2f}",
         "gemm_limit": f"{intensity_limit(k, n):,.0f}",
         "gemm_tokens_to_ridge": f"{tokens_to_reach(gpu.ridge_point, k, n):,}",
+        "gemm_batch_context_limit": f"{longest_context_compute_bound(gpu, model, batch):,}",
         "gemm_tokens_to_ridge_low": f"{tokens_to_reach(low.ridge_point, k, n):,}",
         "gemm_tokens_to_ridge_high": f"{tokens_to_reach(high.ridge_point, k, n):,}",
     }

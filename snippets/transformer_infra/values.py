@@ -85,6 +85,7 @@ def values() -> dict[str, str]:
         "matmul_gflop": f"{weights_flops / 1e9:.2f}",
         "two_n_overstates": f"{2 * n / weights_flops - 1:.1%}",
         "attention_equals_weights": f"{attention_equals_weights_context(qwen):,.0f}",
+        "attention_equals_weights_mha": f"{attention_equals_weights_context(qwen.as_mha()):,.0f}",
         "short_context": f"{SHORT_CONTEXT:,}",
         "attention_share_short": f"{attention_short / weights_flops:.1%}",
         "attention_share_context": f"{attention_context / weights_flops:.1%}",
