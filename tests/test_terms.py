@@ -95,21 +95,43 @@ def english_follows(rest: str, english: str) -> bool:
     return name in inside.lower() or any(a in inside.lower() for a in acronyms)
 
 
-def first_uses_without_english(page: Path, root: Path = DOCS) -> list[str]:
+def first_uses(page: Path) -> list[tuple[str, str, str, int]]:
+    """(Chinese, English, the page's prose with longer terms masked, where the first use is) for
+    every glossary term the page uses."""
     text = "\n".join(prose_text(page))
     terms = glossary_terms()
-    found = []
+    uses = []
     for zh, en in terms:
         masked = text
         for other in [t for t, _ in terms if t != zh and zh in t] + list(NOT_A_USE):
             masked = masked.replace(other, "\0" * len(other))
         at = masked.find(zh)
-        if at < 0 or english_follows(masked[at + len(zh) :], en):
+        if at >= 0:
+            uses.append((zh, en, masked, at))
+    return uses
+
+
+def first_uses_without_english(page: Path, root: Path = DOCS) -> list[str]:
+    found = []
+    for zh, en, masked, at in first_uses(page):
+        if english_follows(masked[at + len(zh) :], en):
             continue
         context = masked[max(0, at - 20) : at + 30].replace("\0", "").replace("\n", " ")
         found.append(
             f"{page.relative_to(root)}: {zh}（{en}） first used without it: …{context.strip()}…"
         )
+    return found
+
+
+def first_uses_inside_a_parenthesis(page: Path, root: Path = DOCS) -> list[str]:
+    """First uses inside another parenthesis, so glosses nest: （泊松到达（Poisson arrivals））."""
+    found = []
+    for zh, _, masked, at in first_uses(page):
+        line = masked[masked.rfind("\n", 0, at) + 1 : at]
+        if line.count("（") > line.count("）"):
+            found.append(
+                f"{page.relative_to(root)}: {zh} first used inside a parenthesis: …{line[-30:]}…"
+            )
     return found
 
 
@@ -129,6 +151,20 @@ def test_the_check_finds_a_first_use_without_english(tmp_path):
 @pytest.mark.parametrize("name", PAGES)
 def test_first_use_of_a_term_names_its_english(name):
     found = first_uses_without_english(DOCS / name)
+    assert not found, "\n".join(found)
+
+
+def test_the_nesting_check_finds_a_gloss_inside_a_parenthesis(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("到达间隔服从指数分布（泊松到达（Poisson arrivals），每秒 8 个）。\n")
+    assert len(first_uses_inside_a_parenthesis(page, tmp_path)) == 1
+    page.write_text("到达间隔服从指数分布，即泊松到达（Poisson arrivals），每秒 8 个。\n")
+    assert first_uses_inside_a_parenthesis(page, tmp_path) == []
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_a_first_use_is_not_glossed_inside_another_parenthesis(name):
+    found = first_uses_inside_a_parenthesis(DOCS / name)
     assert not found, "\n".join(found)
 
 
