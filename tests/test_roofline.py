@@ -8,15 +8,27 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from batched_decode.batch_bound import BF16_MODEL, GPU_KEYS
 from conftest import ROOT
-from core.formats import FP8
+from core.formats import FP8, checkpoint_format
 from core.forward import decode_bytes, decode_flops, prefill_bytes, prefill_flops
 from core.gpus import load_gpus
 from core.models import load_model
-from roofline.chart import LABELS, Point, chart, labels, main, roofline_svg, workload_points
-from roofline.gemm_intensity import gemm_intensity, intensity_limit, tokens_to_reach
+from core.roofline import critical_batch
+from roofline.chart import (
+    GPU_KEY,
+    LABELS,
+    MODEL_KEY,
+    Point,
+    chart,
+    labels,
+    main,
+    roofline_svg,
+    workload_points,
+)
+from roofline.gemm_intensity import SHAPE, gemm_intensity, intensity_limit, tokens_to_reach
 from roofline.ridge_table import ridge_table
-from roofline.values import values
+from roofline.values import longest_context_compute_bound, values
 
 SVG = "{http://www.w3.org/2000/svg}"
 GPUS = load_gpus()
@@ -167,3 +179,20 @@ def test_an_fp8_chart_draws_the_fp8_roof_its_table_uses():
     svg = chart(h100, qwen, "en", lengths=[300], context=300, fmt=FP8)
     assert "at 1979 TFLOP/s" in svg and "ridge point, 591 FLOP/byte" in svg
     assert "at 989.5 TFLOP/s" in chart(h100, qwen, "en", lengths=[300], context=300)
+
+
+def test_the_batch_self_test_uses_the_batched_decode_lessons_card_and_model():
+    # roofline's Q3 quotes batched_decode's critical batch and vanishing context next to its own
+    # figures: both lessons must mean the same GPU and checkpoint
+    assert (GPU_KEYS[0], BF16_MODEL) == (GPU_KEY, MODEL_KEY)
+
+
+def test_a_batch_at_the_gemm_ridge_is_compute_bound_only_at_short_context():
+    gpu, model = load_gpus()[GPU_KEY], load_model(MODEL_KEY)
+    batch = tokens_to_reach(gpu.ridge_point, *SHAPE)
+    limit = longest_context_compute_bound(gpu, model, batch)
+    fmt = checkpoint_format(model)
+    assert 0 < limit < 1024
+    assert (
+        critical_batch(gpu, model, limit, fmt) <= batch < critical_batch(gpu, model, limit + 1, fmt)
+    )

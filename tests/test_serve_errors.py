@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from subprocess import Popen
 
 import pytest
 
@@ -51,29 +52,37 @@ def wait_for(url: str, ready: Callable[[int, str], bool], server: subprocess.Pop
     pytest.fail(f"{url} not as expected after {TIMEOUT_S} s (HTTP {status}):\n{body[-2000:]}")
 
 
-@pytest.fixture
-def served(tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
-    config = make_site(tmp_path, page_pair(BROKEN))
-    (tmp_path / "tmp").mkdir()  # the server's temporary folders: tested below, never in /tmp
+def start_server(site: Path, body: str, *, prefix: tuple[str, ...] = ()) -> tuple[str, Popen]:
+    """`mkdocs serve` with `make serve`'s options (--strict, --livereload, --dirty) on a fixture
+    site whose lesson page is `body`; its temporary folders go to site/tmp, never to /tmp."""
+    config = make_site(site, page_pair(body))
+    (site / "tmp").mkdir()
     port = free_port()
     server = subprocess.Popen(
         [
+            *prefix,
             *MKDOCS,
             "serve",
-            *make_serve_args(),  # --strict, --livereload, --dirty
+            *make_serve_args(),
             "-f",
             str(config),
             "-a",
             f"127.0.0.1:{port}",
         ],
-        cwd=tmp_path,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(tmp_path / "tmp")},
+        cwd=site,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(site / "tmp")},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    return f"http://127.0.0.1:{port}/", server
+
+
+@pytest.fixture
+def served(tmp_path) -> Iterator[tuple[str, Path, Popen]]:
+    base, server = start_server(tmp_path, BROKEN)
     try:
-        yield f"http://127.0.0.1:{port}/", tmp_path, server
+        yield base, tmp_path, server
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -89,6 +98,44 @@ def test_a_stopped_server_leaves_no_temporary_folder(served, stop):
     server.send_signal(stop)
     assert server.wait(timeout=30) == 0, server.stdout.read()
     assert not any((site / "tmp").iterdir()), sorted(p.name for p in (site / "tmp").iterdir())
+
+
+SLOW = (
+    '# L\n\n```python exec="on" id="slow-block"\n'
+    'import pathlib, time\npathlib.Path("building").touch()\ntime.sleep(60)\n```\n'
+)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_server_stopped_during_its_first_build_leaves_no_temporary_folder(tmp_path, stop):
+    """The first build is the longest phase of `make serve`; a signal then exits cleanly too."""
+    _, server = start_server(tmp_path, SLOW)
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not (tmp_path / "building").exists():  # the page's block runs: mid-build
+            assert server.poll() is None and time.monotonic() < deadline, server.stdout.read()
+            time.sleep(0.2)
+        assert any((tmp_path / "tmp").iterdir())
+        server.send_signal(stop)
+        server.wait(timeout=30)  # well before the block's 60 s
+        assert not any((tmp_path / "tmp").iterdir()), sorted((tmp_path / "tmp").iterdir())
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+
+
+def test_an_ignored_hangup_stays_ignored(tmp_path):
+    """`nohup make serve`: started to ignore SIGHUP, so a logout must not stop the server."""
+    base, server = start_server(tmp_path, FIXED, prefix=("nohup",))
+    try:
+        wait_for(f"{base}lesson/", lambda s, b: s == 200, server)
+        server.send_signal(signal.SIGHUP)
+        time.sleep(2)
+        assert server.poll() is None, "SIGHUP stopped a server started under nohup"
+        wait_for(f"{base}lesson/", lambda s, b: s == 200, server)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_a_raising_block_shows_in_the_page_and_the_page_recovers(served):

@@ -1,10 +1,11 @@
 """English pages spell out a glossary acronym at its first use: time to first token (TTFT).
 
-The pages: the home and about pages and every lesson's English page (the glossary defines the
-acronyms; it is not checked). The acronyms are the ones the glossary's English column writes with
-one (docs/glossary.md, "中英术语对照"): "time to first token (TTFT)", "EOS (end of sequence)",
-"prefill/decode disaggregation (PD disaggregation)". Acronyms it does not list (GPU, API, BF16)
-are not checked, and neither are names it gives no expansion (KV cache, PagedAttention).
+The pages: the home and about pages, every lesson's English page and every English notebook's
+Markdown cells (the glossary defines the acronyms; it is not checked). The acronyms are the ones
+the glossary's English column writes with one (docs/glossary.md, "中英术语对照"): "time to first
+token (TTFT)", "EOS (end of sequence)", "prefill/decode disaggregation (PD disaggregation)".
+Acronyms it does not list (GPU, API, BF16) are not checked, and neither are names it gives no
+expansion (KV cache, PagedAttention).
 
 A reader lands on any page from a search, so "first use" is per page. The first prose use of an
 acronym (a plural "SLOs" counts) must come with the glossary's expansion, either way round:
@@ -23,13 +24,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import COURSE, DOCS, english_sibling, lesson_pages
+from conftest import COURSE, DOCS, english_notebooks, english_sibling, lesson_pages
 from test_terms import GLOSSARY, TERM_ROW, parenthesis_after, prose_text
 
 PAGES = [
     "index.en.md",
     "about.en.md",
     *(english_sibling(p).relative_to(DOCS).as_posix() for p in lesson_pages()),
+    *(p.relative_to(DOCS).as_posix() for p in english_notebooks()),
 ]
 ACRONYM = re.compile(r"[A-Z][A-Z0-9]+")
 

@@ -4,23 +4,38 @@
 site) and removes it, and calls the hooks' on_shutdown, only when it leaves through
 KeyboardInterrupt. A server stopped by a process manager, a test's `terminate()` or a closed
 terminal was killed outright and left the folder behind: hundreds of them had filled /tmp.
-Turning those signals into KeyboardInterrupt gives every way of stopping the same clean exit.
-`make build` never calls on_serve.
+Turning those signals into KeyboardInterrupt gives them the same clean exit, from the first
+build on (on_startup; on_serve too, for `mkdocs serve --clean`, which starts up as a build).
+A signal the server was started to ignore (`nohup make serve`) stays ignored. `make build`
+never installs the handlers.
 """
 
 import signal
 import threading
 from types import FrameType
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
 
 
 def stop_like_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    for stop in STOP_SIGNALS:  # a second signal must not interrupt the cleanup
+        signal.signal(stop, signal.SIG_IGN)
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+def install() -> None:
+    if threading.current_thread() is not threading.main_thread():  # signal.signal's rule
+        return
+    for stop in STOP_SIGNALS:
+        if signal.getsignal(stop) is not signal.SIG_IGN:
+            signal.signal(stop, stop_like_ctrl_c)
+
+
+def on_startup(command: str, **_) -> None:
+    if command == "serve":
+        install()
+
+
 def on_serve(server, config, builder):
-    if threading.current_thread() is threading.main_thread():  # signal.signal's requirement
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, stop_like_ctrl_c)
+    install()
     return server

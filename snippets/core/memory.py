@@ -7,6 +7,10 @@ from core.forward import kv_cache_bytes
 from core.gpus import GIB, GPU
 from core.models import ModelSpec
 
+# peak activations and CUDA graphs (assumed, not measured); the CUDA context is not in it:
+# vLLM 0.26.0 snapshots memory after creating it, so it sits in the (1 - utilization) share
+ASSUMED_RESERVE_BYTES = 2 * GIB
+
 
 @dataclass(frozen=True)
 class MemoryBudget:
@@ -14,9 +18,7 @@ class MemoryBudget:
 
     capacity_bytes: float  # the card's memory (GPU.memory_bytes)
     utilization: float = 0.92  # vLLM's default gpu_memory_utilization for LLM(...)
-    # peak activations and CUDA graphs (assumed, not measured); the CUDA context is not in it:
-    # vLLM 0.26.0 snapshots memory after creating it, so it sits in the (1 - utilization) share
-    reserve_bytes: float = 2 * GIB
+    reserve_bytes: float = ASSUMED_RESERVE_BYTES
     block_size: int = 16  # tokens per KV-cache block
 
     def __post_init__(self) -> None:

@@ -6,7 +6,7 @@ Run `python snippets/latency_metrics/values.py` to list every name and its value
 
 from core.formats import resident_weight_bytes, streamed_weight_bytes, weight_bytes_by_part
 from core.forward import decode_flops
-from core.gpus import load_gpus
+from core.gpus import GIB, load_gpus
 from core.memory import fits
 from core.models import load_model
 from core.roofline import (
@@ -86,10 +86,13 @@ def values() -> dict[str, str]:
     random_ratio = total_to_output_ratio(BENCH_RANDOM_INPUT_LEN, BENCH_RANDOM_OUTPUT_LEN)
     long_answer_ratio = total_to_output_ratio(LONG_ANSWER_INPUT_LEN, LONG_ANSWER_OUTPUT_LEN)
     at_gpt_fast = mean_step_bytes(BF16_MODEL) / (GPT_FAST_BANDWIDTH_GBS * 1e9)
+    smallest = min(gpus.values(), key=lambda g: g.memory_bytes)  # what `fits` compares with
     return {
         # the table
         "gpu_count": f"{len(gpus)}",
-        "min_memory_gb": f"{min(g.memory_gb for g in gpus.values()):g}",
+        "min_memory_card": smallest.name,
+        "min_memory_gb": f"{smallest.memory_gb:g}",
+        "min_memory_gib": f"{smallest.memory_bytes / GIB:.2f}",
         "shortest_len": f"{shortest:,}",
         "middle_len": f"{middle:,}",
         "longest_len": f"{longest:,}",
