@@ -135,6 +135,20 @@ def first_uses_inside_a_parenthesis(page: Path, root: Path = DOCS) -> list[str]:
     return found
 
 
+def glossed_again(page: Path, root: Path = DOCS) -> list[str]:
+    """Terms whose English is given twice on the page: after the first use, Chinese only."""
+    found = []
+    for zh, en, masked, at in first_uses(page):
+        later = masked.find(zh, at + len(zh))
+        while later >= 0:
+            if english_follows(masked[later + len(zh) :], en):
+                context = masked[max(0, later - 20) : later + 30].replace("\0", "")
+                found.append(f"{page.relative_to(root)}: {zh}（{en}） again: …{context.strip()}…")
+                break
+            later = masked.find(zh, later + len(zh))
+    return found
+
+
 def test_the_glossary_lists_terms():
     assert len(glossary_terms()) > 40
 
@@ -148,23 +162,34 @@ def test_the_check_finds_a_first_use_without_english(tmp_path):
     assert first_uses_without_english(page, tmp_path) == []
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_first_use_of_a_term_names_its_english(name):
-    found = first_uses_without_english(DOCS / name)
-    assert not found, "\n".join(found)
+SELF_TESTS = [  # (check, a page it must flag once, the same page written right)
+    (
+        first_uses_inside_a_parenthesis,
+        "到达间隔服从指数分布（泊松到达（Poisson arrivals），每秒 8 个）。",
+        "到达间隔服从指数分布，即泊松到达（Poisson arrivals），每秒 8 个。",
+    ),
+    (
+        glossed_again,
+        "预填充（prefill）很快。之后的预填充（prefill）也快。",
+        "预填充（prefill）很快。之后的预填充也快。",
+    ),
+]
+RULES = [first_uses_without_english, glossed_again, first_uses_inside_a_parenthesis]
 
 
-def test_the_nesting_check_finds_a_gloss_inside_a_parenthesis(tmp_path):
+@pytest.mark.parametrize("check, bad, good", SELF_TESTS, ids=lambda x: getattr(x, "__name__", ""))
+def test_the_check_flags_a_bad_page_and_passes_the_mended_one(tmp_path, check, bad, good):
     page = tmp_path / "page.md"
-    page.write_text("到达间隔服从指数分布（泊松到达（Poisson arrivals），每秒 8 个）。\n")
-    assert len(first_uses_inside_a_parenthesis(page, tmp_path)) == 1
-    page.write_text("到达间隔服从指数分布，即泊松到达（Poisson arrivals），每秒 8 个。\n")
-    assert first_uses_inside_a_parenthesis(page, tmp_path) == []
+    page.write_text(bad + "\n")
+    assert len(check(page, tmp_path)) == 1
+    page.write_text(good + "\n")
+    assert check(page, tmp_path) == []
 
 
+@pytest.mark.parametrize("rule", RULES, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("name", PAGES)
-def test_a_first_use_is_not_glossed_inside_another_parenthesis(name):
-    found = first_uses_inside_a_parenthesis(DOCS / name)
+def test_the_page_glosses_each_term_once_at_its_first_use(name, rule):
+    found = rule(DOCS / name)
     assert not found, "\n".join(found)
 
 
