@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core.formats import BF16, WeightFormat, checkpoint_format, resident_weight_bytes
+from core.engine import GPU_MEMORY_UTILIZATION
 from core.forward import kv_cache_bytes
 from core.memory import ASSUMED_RESERVE_BYTES
 from core.models import ModelSpec, embedding_params, kv_bytes_per_token, model_for_repo, params
@@ -125,8 +126,8 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gpu-memory-utilization",
         type=float,
-        default=0.92,
-        help="share of the GPU's memory vLLM reserves (vLLM's default 0.92)",
+        default=GPU_MEMORY_UTILIZATION,
+        help=f"share of the GPU's memory vLLM reserves (vLLM's default {GPU_MEMORY_UTILIZATION})",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for the prompts' token ids")
     parser.add_argument("--out", type=Path, default=None, help="results JSON (default: .cache/)")

@@ -18,6 +18,7 @@ import gc
 from dataclasses import dataclass
 
 import labkit as lab
+from core.engine import GPU_MEMORY_UTILIZATION
 from core.formats import resident_weight_bytes
 from core.memory import MemoryBudget
 from core.models import ModelSpec, kv_bytes_per_token
@@ -26,7 +27,7 @@ from paged_attention.engine_capacity import engine_capacity
 GiB = 2**30
 GPU_KV_BYTES = [4 * GiB, 4 * GiB + 12_345]  # the odd one: not whole pages
 CPU_KV_BYTES = [8 * 2**20 + 12_345]  # small: the tiny config's pages are a few KiB
-UTILIZATIONS = [0.92, 0.80]
+UTILIZATIONS = [GPU_MEMORY_UTILIZATION, 0.80]  # vLLM's default and a lower one
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from batched_decode.lab_results import (
     LAB_PROMPT_TOKENS,
     LAB_SHORT_NEW_TOKENS,
 )
+from core.engine import MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS
 from core.formats import checkpoint_format, streamed_weight_bytes
 from core.forward import decode_flops, kv_cache_bytes
 from core.gpus import load_gpus
@@ -32,11 +33,9 @@ QUIZ_CONTEXT = 512  # the numeric self-test: the critical batch at a shorter con
 TRANSFER_MODEL = "llama-3.1-8b-instruct"
 TRANSFER_GPU = "h200_sxm"
 TRANSFER_CONTEXTS = (512, 1024)
-# vLLM 0.26.0's max_num_seqs for the LLM class on GPUs under 70 GiB (and on an A100):
-# EngineArgs.get_batch_defaults in vllm/engine/arg_utils.py
-VLLM_MAX_NUM_SEQS_DEFAULT = 256
-# ... and its max_num_batched_tokens there (the tokens one step may schedule), same function
-VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT = 8192
+# vLLM 0.26.0's defaults for the LLM class on GPUs under 70 GiB (and on an A100)
+VLLM_MAX_NUM_SEQS_DEFAULT = MAX_NUM_SEQS
+VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT = MAX_NUM_BATCHED_TOKENS
 
 
 def _b(value: float | None) -> str:

@@ -13,6 +13,7 @@ Run it: python snippets/chunked_prefill/budget.py
 import math
 from dataclasses import dataclass
 
+from core.engine import MAX_NUM_BATCHED_TOKENS
 from core.formats import WeightFormat, checkpoint_format
 from core.gpus import GPU, load_gpus
 from core.models import ModelSpec, load_model
@@ -23,9 +24,8 @@ MODEL_KEY = "qwen2.5-7b-instruct-awq"  # the course model in the format the labs
 PROMPT = 6000  # tokens of the long prompt that arrives
 DECODES = 16  # requests decoding when it arrives
 CONTEXT = 1000  # tokens each of them holds in the KV cache
-# LLM's default max_num_batched_tokens on a GPU under 70 GiB (EngineArgs.get_batch_defaults in
-# vllm/engine/arg_utils.py, UsageContext.LLM_CLASS; `vllm serve` defaults to 2048)
-LLM_DEFAULT_BUDGET = 8192
+# LLM's default max_num_batched_tokens on a GPU under 70 GiB (`vllm serve` defaults to 2048)
+LLM_DEFAULT_BUDGET = MAX_NUM_BATCHED_TOKENS
 BUDGETS = (512, 1024, 2048, LLM_DEFAULT_BUDGET)  # max_num_batched_tokens
 
 

@@ -41,7 +41,10 @@ def values() -> dict[str, str]:
         v[f"worst_{t}_x"] = f"{p.worst_step_s / alone:.0f}"
         v[f"prefill_{t}_ms"] = ms(p.prefill_s)
         v[f"chunk_{t}"] = f"{t - budget.DECODES:,}"
-    small, big = budget.plan(gpu, model, fmt, 512), budget.plan(gpu, model, fmt, 8192)
+    small, big = (
+        budget.plan(gpu, model, fmt, 512),
+        budget.plan(gpu, model, fmt, budget.LLM_DEFAULT_BUDGET),
+    )
     v["prefill_cost_pct"] = f"{small.prefill_s / big.prefill_s - 1:.1%}"
     # where that cost comes from: the prompt alone takes as long at every budget (its chunk steps
     # are compute-bound, so reading the weights again is free; with the decodes only the short

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from core.engine import BLOCK_SIZE, GPU_MEMORY_UTILIZATION
 from core.formats import WeightFormat, resident_weight_bytes
 from core.forward import kv_cache_bytes
 from core.gpus import GIB, GPU
@@ -17,9 +18,9 @@ class MemoryBudget:
     """What the engine may give the KV cache on one GPU. The reserve is an assumption."""
 
     capacity_bytes: float  # the card's memory (GPU.memory_bytes)
-    utilization: float = 0.92  # vLLM's default gpu_memory_utilization for LLM(...)
+    utilization: float = GPU_MEMORY_UTILIZATION  # vLLM's default for LLM(...)
     reserve_bytes: float = ASSUMED_RESERVE_BYTES
-    block_size: int = 16  # tokens per KV-cache block
+    block_size: int = BLOCK_SIZE  # tokens per KV-cache block
 
     def __post_init__(self) -> None:
         if not 0 < self.utilization <= 1:

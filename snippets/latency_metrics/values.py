@@ -76,6 +76,10 @@ def values() -> dict[str, str]:
     example_ttft = ttft_bound(rtx, bf16, EXAMPLE_PROMPT).seconds
     example_e2e = e2e_bound_s(rtx, bf16, EXAMPLE_PROMPT, EXAMPLE_NEW_TOKENS)
     example_tpot = (example_e2e - example_ttft) / (EXAMPLE_NEW_TOKENS - 1)
+    example_awq_decode = (
+        e2e_bound_s(rtx, awq, EXAMPLE_PROMPT, EXAMPLE_NEW_TOKENS)
+        - ttft_bound(rtx, awq, EXAMPLE_PROMPT).seconds
+    )
     h20_long = ttft_bound(h20, bf16, longest).seconds
     trace = {r.name: r for r in TRACE}
     run = summarize(TRACE)
@@ -132,6 +136,8 @@ def values() -> dict[str, str]:
         "example_ttft_ms": ms(example_ttft),
         "example_mean_tpot_ms": ms(example_tpot),
         "example_e2e_s": f"{example_e2e:.2f}",
+        # the decode part of the bound, BF16 over AWQ: the weights' ratio, less the KV both read
+        "example_awq_decode_ratio": f"{(example_e2e - example_ttft) / example_awq_decode:.1f}",
         "example_tok_s": f"{EXAMPLE_NEW_TOKENS / example_e2e:.0f}",
         # self-test question 1: TPOT from TTFT and E2E
         "quiz_ttft_ms": f"{QUIZ_TTFT_S * 1e3:.0f}",

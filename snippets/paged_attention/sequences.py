@@ -7,10 +7,10 @@ native context. Run it: python snippets/paged_attention/sequences.py
 
 from dataclasses import dataclass
 
+from core.engine import MAX_NUM_SEQS
 from core.models import kv_bytes_per_token, load_model
 from kv_cache.fit_4090 import rtx_4090, scenarios
 
-MAX_NUM_SEQS = 256  # vLLM 0.26.0's default for LLM(...) on a GPU under 70 GiB (arg_utils.py)
 REQUEST_LENGTHS = (512, 1300, 4096, 16384, 32768)
 EXAMPLE_PROMPT, EXAMPLE_OUTPUT = 1000, 300
 
