@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.formats import BF16, WeightFormat, checkpoint_format, resident_weight_bytes
 from core.engine import GPU_MEMORY_UTILIZATION
+from core.formats import BF16, WeightFormat, checkpoint_format, resident_weight_bytes
 from core.forward import kv_cache_bytes
 from core.memory import ASSUMED_RESERVE_BYTES
 from core.models import ModelSpec, embedding_params, kv_bytes_per_token, model_for_repo, params
