@@ -111,16 +111,17 @@ def first_uses(page: Path) -> list[tuple[str, str, str, int]]:
     return uses
 
 
+def around(masked: str, at: int) -> str:
+    """The text near a use, for a failure message."""
+    return masked[max(0, at - 20) : at + 30].replace("\0", "").replace("\n", " ").strip()
+
+
 def first_uses_without_english(page: Path, root: Path = DOCS) -> list[str]:
-    found = []
-    for zh, en, masked, at in first_uses(page):
-        if english_follows(masked[at + len(zh) :], en):
-            continue
-        context = masked[max(0, at - 20) : at + 30].replace("\0", "").replace("\n", " ")
-        found.append(
-            f"{page.relative_to(root)}: {zh}（{en}） first used without it: …{context.strip()}…"
-        )
-    return found
+    return [
+        f"{page.relative_to(root)}: {zh}（{en}） first used without it: …{around(masked, at)}…"
+        for zh, en, masked, at in first_uses(page)
+        if not english_follows(masked[at + len(zh) :], en)
+    ]
 
 
 def first_uses_inside_a_parenthesis(page: Path, root: Path = DOCS) -> list[str]:
@@ -142,8 +143,9 @@ def glossed_again(page: Path, root: Path = DOCS) -> list[str]:
         later = masked.find(zh, at + len(zh))
         while later >= 0:
             if english_follows(masked[later + len(zh) :], en):
-                context = masked[max(0, later - 20) : later + 30].replace("\0", "")
-                found.append(f"{page.relative_to(root)}: {zh}（{en}） again: …{context.strip()}…")
+                found.append(
+                    f"{page.relative_to(root)}: {zh}（{en}） again: …{around(masked, later)}…"
+                )
                 break
             later = masked.find(zh, later + len(zh))
     return found
