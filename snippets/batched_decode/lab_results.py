@@ -18,9 +18,9 @@ from pathlib import Path
 
 from core.formats import WeightFormat
 from core.gpus import GPU, load_gpus
+from core.lab_results import RESULTS, gpu_for, model_for, recorded_runs, results_file
 from core.models import ModelSpec
 from core.roofline import tpot_bound
-from prefill_decode.lab_results import RESULTS, gpu_for, model_for, recorded_runs
 
 LAB = "batch_sweep"
 # The lab's defaults (labs/batched_decode/batch_sweep.py; tests/test_batched_decode.py checks them)
@@ -146,7 +146,6 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
         print(text["none"])
         return
     gpus = load_gpus()
-    root = results_dir.parents[1]
     for path, run in runs:
         gpu = gpu_for(run, gpus)
         provenance = text["run"].format(
@@ -156,7 +155,7 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
             model=run["model"]["id"],
             quant=run["model"]["quantization"] or "—",
             date=run["date"][:10],
-            file=path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name,
+            file=results_file(path, results_dir),
         )
         print(f"{provenance}\n")
         print("\n".join(table(run, gpu, text["header"])))
