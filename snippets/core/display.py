@@ -1,4 +1,4 @@
-"""How the course prints a quantity: one formatter per kind, shared by every lesson.
+"""How the course prints a quantity, and picks a text in the page's language, for every lesson.
 
 Lessons print times with these so that a figure reads the same on every page (a bound of
 12.3 ms is never 12.34 on one page and 12 on the next).
