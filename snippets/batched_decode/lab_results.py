@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from core.formats import WeightFormat
-from core.gpus import GPU, load_gpus
-from core.lab_results import RESULTS, gpu_for, model_for, recorded_runs, results_file
+from core.gpus import GPU
+from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
 from core.models import ModelSpec
 from core.roofline import tpot_bound
 
@@ -110,10 +110,6 @@ def step_bound_s(
     )
 
 
-def batch_runs(results_dir: Path = RESULTS) -> list[tuple[Path, dict]]:
-    return [(p, run) for p, run in recorded_runs(results_dir) if run["lab"] == LAB]
-
-
 def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
     p = run["parameters"]
     resolved = model_for(run) if gpu is not None else None
@@ -141,13 +137,11 @@ def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
 
 def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
     text = TEXT[lang]
-    runs = batch_runs(results_dir)
+    runs = runs_with_gpus(results_dir, {LAB})
     if not runs:
         print(text["none"])
         return
-    gpus = load_gpus()
-    for path, run in runs:
-        gpu = gpu_for(run, gpus)
+    for path, run, gpu in runs:
         provenance = text["run"].format(
             gpu=gpu.name if gpu else run["device"]["name"],
             device=run["device"]["name"],

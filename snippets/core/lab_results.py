@@ -10,7 +10,7 @@ from pathlib import Path
 
 import core
 from core.formats import BF16, WeightFormat, checkpoint_format
-from core.gpus import GPU
+from core.gpus import GPU, load_gpus
 from core.models import ModelSpec, load_models, model_for_repo
 
 # snippets/core/ -> the repository root (markdown-exec runs the lessons without __file__)
@@ -32,6 +32,14 @@ def recorded_runs(
 def gpu_for(run: dict, gpus: dict[str, GPU]) -> GPU | None:
     slug = run["device"]["slug"]
     return gpus.get(GPU_KEYS.get(slug, slug))
+
+
+def runs_with_gpus(
+    results_dir: Path = RESULTS, labs: set[str] | None = None
+) -> list[tuple[Path, dict, GPU | None]]:
+    """(file, run, the core's GPU or None when the course has no specs for it) per recorded run."""
+    gpus = load_gpus()
+    return [(path, run, gpu_for(run, gpus)) for path, run in recorded_runs(results_dir, labs)]
 
 
 def model_for(run: dict) -> tuple[ModelSpec, WeightFormat] | None:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from core.display import ms_tenths
 from core.formats import WeightFormat
-from core.gpus import GPU, load_gpus
-from core.lab_results import RESULTS, gpu_for, model_for, recorded_runs, results_file
+from core.gpus import GPU
+from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
 from core.models import ModelSpec
 from core.roofline import decode_steps_bound_s, ttft_bound
 
@@ -147,13 +147,11 @@ def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
 
 def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
     text = TEXT[lang]
-    runs = recorded_runs(results_dir, LABS)  # other lessons' labs are tabled on their own pages
+    runs = runs_with_gpus(results_dir, LABS)  # other lessons' labs are tabled on their own pages
     if not runs:
         print(text["none"])
         return
-    gpus = load_gpus()
-    for path, run in runs:
-        gpu = gpu_for(run, gpus)
+    for path, run, gpu in runs:
         device, model = run["device"], run["model"]
         provenance = text["run"].format(
             gpu=gpu.name if gpu else device["name"],
