@@ -600,7 +600,7 @@ def claim_above_bound(doc: dict, tpot: dict[int, float]) -> Check:
     name = "every TPOT at or above its lower bound"
     from batched_decode.lab_results import step_bound_s
     from core.gpus import load_gpus
-    from prefill_decode.lab_results import gpu_for, model_for
+    from core.lab_results import gpu_for, model_for
 
     gpu = gpu_for(doc, load_gpus())
     resolved = model_for(doc) if gpu else None

@@ -17,10 +17,16 @@ from conftest import DOCS, ROOT, english_sibling, lesson_pages
 from core.formats import streamed_weight_bytes
 from core.gpus import load_gpus
 from core.models import load_model
+from core.reference import (
+    AWQ_MODEL,
+    BF16_MODEL,
+    QWEN_BENCH_AWQ_TOK_S,
+    QWEN_BENCH_BF16_TOK_S,
+    QWEN_BENCH_GPU,
+)
 from core.roofline import bandwidth_utilization, critical_batch, decode_intensity, tpot_bound
 from kv_cache.values import values as kv_cache_values
 from labs_env import require_labs_python
-from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL
 from latency_metrics.metrics import (
     TOY_SLO_MS,
     TRACE,
@@ -30,13 +36,8 @@ from latency_metrics.metrics import (
     summarize,
     total_to_output_ratio,
 )
-from latency_metrics.published import QWEN_BENCH_GPU, mean_step_bytes
-from latency_metrics.values import (
-    BENCH_RANDOM_INPUT_LEN,
-    BENCH_RANDOM_OUTPUT_LEN,
-    QWEN_BENCH_AWQ_TOK_S,
-    QWEN_BENCH_BF16_TOK_S,
-)
+from latency_metrics.published import mean_step_bytes
+from latency_metrics.values import BENCH_RANDOM_INPUT_LEN, BENCH_RANDOM_OUTPUT_LEN
 from latency_metrics.values import values as latency_values
 from markdown_source import read_page
 from roofline.chart import DECODE_CONTEXT

@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
 
 from core.formats import BF16, checkpoint_format
+from core.lab_results import model_for
 from core.models import load_model
 from prefill_decode import lab_results
 
@@ -321,7 +322,7 @@ def test_a_recorded_run_is_shown_with_provenance_and_lower_bounds(tmp_path, caps
 def test_every_name_vllm_gives_awq_gets_the_awq_bounds(tmp_path, capsys, quantization):
     doc = document("phases")
     doc["model"]["quantization"] = quantization
-    assert lab_results.model_for(doc)[1] == checkpoint_format(load_model("qwen2.5-7b-instruct-awq"))
+    assert model_for(doc)[1] == checkpoint_format(load_model("qwen2.5-7b-instruct-awq"))
     lab_results.main("en", record(tmp_path, doc, "phases.json"))
     cells = long_prompt_cells(capsys.readouterr().out)
     assert cells[6] == f"{(AWQ_BYTES - 2 * VOCAB * H + 2 * H + KAPPA * 2003) / 1008e9 * 1e3:,.1f}"
@@ -332,7 +333,7 @@ def test_a_bf16_run_gets_the_bf16_bounds(tmp_path, capsys, model_id):
     # a real run names its Hugging Face repo; a dummy run names its config folder
     doc = document("phases")
     doc["model"].update(id=model_id, quantization=None, dtype="bfloat16")
-    spec, fmt = lab_results.model_for(doc)
+    spec, fmt = model_for(doc)
     assert (spec.key, fmt) == ("qwen2.5-7b-instruct", BF16)
     lab_results.main("en", record(tmp_path, doc, "phases.json"))
     cells = long_prompt_cells(capsys.readouterr().out)
@@ -351,7 +352,7 @@ def test_a_bf16_run_gets_the_bf16_bounds(tmp_path, capsys, model_id):
 def test_a_model_the_course_cannot_bound_gets_no_bound(tmp_path, capsys, model_id, quantization):
     doc = document("phases")
     doc["model"].update(id=model_id, quantization=quantization)
-    assert lab_results.model_for(doc) is None
+    assert model_for(doc) is None
     lab_results.main("en", record(tmp_path, doc, "phases.json"))
     cells = long_prompt_cells(capsys.readouterr().out)
     assert cells[4] == cells[6] == "—" and cells[3] != "—"

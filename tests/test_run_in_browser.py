@@ -129,11 +129,11 @@ def test_pyodide_is_served_by_the_site(built_site, name):
 
 
 def test_playground_report_is_the_cores_bounds_and_rejects_bad_input():
+    from core.display import ms
     from core.formats import checkpoint_format
     from core.gpus import load_gpu
     from core.models import load_model
     from core.roofline import tpot_bound, ttft_bound
-    from latency_metrics.bounds import ms
     from playground.web import report
 
     html = report("qwen2.5-7b-instruct-awq", "checkpoint", "h20", "100, 2000", "8", "en")

@@ -17,6 +17,7 @@ from core.forward import decode_bytes, decode_flops, kv_cache_bytes
 from core.gpus import GPU, load_gpus
 from core.memory import MemoryBudget
 from core.models import ModelSpec, kv_bytes_per_token, load_model
+from core.reference import AWQ_MODEL, BF16_MODEL
 from core.roofline import (
     compute_peak,
     critical_batch,
@@ -26,8 +27,6 @@ from core.roofline import (
     tpot_bound,
 )
 
-BF16_MODEL = "qwen2.5-7b-instruct"
-AWQ_MODEL = "qwen2.5-7b-instruct-awq"
 GPU_KEYS = ("rtx_4090", "h100_sxm")
 CONTEXT = 1024  # tokens cached per sequence, the roofline lesson's decode context
 BATCHES = tuple(2**i for i in range(9))  # 1, 2, 4, ..., 256

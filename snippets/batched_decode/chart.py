@@ -5,23 +5,23 @@ B = 1, 2, 4, ..., 256 (batch_bound.step), every sequence at the same context. Ea
 (B / TPOT, TPOT): moving right is more tokens per second for the server, moving up is a slower
 stream for each user. A diamond marks the critical batch B* where the step turns compute-bound;
 a hollow marker is a batch whose KV cache does not fit next to the weights (vLLM's defaults).
-Colours follow the page (currentColor, Material's CSS variables), so light and dark mode work;
-<title> and <desc> describe the chart to screen readers. Labels: main("zh") or main("en").
+The frame, axes, grid, notes and colours (which follow light and dark mode) come from the course's
+chart module, core.svgchart; <title> and <desc> describe the chart to screen readers.
+Labels: main("zh") or main("en").
 
 Run it: python snippets/batched_decode/chart.py en > batched_decode.svg
 """
 
-import math
 import sys
 from dataclasses import dataclass
-from html import escape
 
 from batched_decode.batch_bound import BATCHES, CONTEXT, configurations, max_batch, step
+from core import svgchart as svg
+from core.display import in_language
 from core.formats import WeightFormat
 from core.gpus import GPU
 from core.models import ModelSpec
 from core.roofline import critical_batch, tpot_bound
-from roofline.chart import loglog_grid
 
 LABELS = {
     "zh": {
@@ -73,7 +73,7 @@ LABELS = {
 
 X_DECADE, Y_DECADE = 120, 150
 MARGIN = {"left": 64, "right": 150, "top": 24, "bottom": 58}
-COLOURS = {"rtx_4090": "var(--md-typeset-a-color, #3f51b5)", "h100_sxm": "currentColor"}
+COLOURS = {"rtx_4090": svg.LINK, "h100_sxm": svg.FOREGROUND}
 DASHES = {"BF16": "", "AWQ": "6 4"}
 
 
@@ -89,9 +89,7 @@ class Series:
 
 
 def labels(lang: str) -> dict[str, str]:
-    if lang not in LABELS:
-        raise ValueError(f"lang must be one of {sorted(LABELS)}, got {lang!r}")
-    return LABELS[lang]
+    return in_language(LABELS, lang)
 
 
 def series(
@@ -128,18 +126,11 @@ def chart_svg(curves: list[Series], lang: str, title: str) -> str:
         raise ValueError("nothing to plot: no series")
     xs = [p[1] for c in curves for p in c.points]
     ys = [p[2] * 1e3 for c in curves for p in c.points]
-    x0, x1 = math.floor(math.log10(min(xs))), math.ceil(math.log10(max(xs)))
-    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
-    width = MARGIN["left"] + (x1 - x0) * X_DECADE + MARGIN["right"]
+    (x0, x1), (y0, y1) = svg.decades(min(xs), max(xs)), svg.decades(min(ys), max(ys))
     bottom = MARGIN["top"] + (y1 - y0) * Y_DECADE
-    height = bottom + MARGIN["bottom"]
-    right = MARGIN["left"] + (x1 - x0) * X_DECADE
-
-    def sx(tps: float) -> float:
-        return MARGIN["left"] + (math.log10(tps) - x0) * X_DECADE
-
-    def sy(ms: float) -> float:
-        return bottom - (math.log10(ms) - y0) * Y_DECADE
+    sx = svg.LogAxis(x0, x1, MARGIN["left"], X_DECADE)  # output tokens/s
+    sy = svg.LogAxis(y0, y1, bottom, -Y_DECADE)  # TPOT ms, upwards
+    frame = svg.Frame.within(MARGIN, right=sx.end, bottom=bottom)
 
     def fmt_ms(seconds: float) -> str:
         return f"{seconds * 1e3:.2f}"
@@ -171,40 +162,16 @@ def chart_svg(curves: list[Series], lang: str, title: str) -> str:
         first=batches[0],
         last=batches[-1],
     )
-    fg = 'fill="currentColor"'
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
-        f'width="{width:.0f}" role="img" aria-labelledby="batched-title batched-desc" '
-        'class="batched-decode-chart" style="max-width: 100%; height: auto; '
-        'color: var(--md-default-fg-color, #222); font-size: 12px">',
-        f'<title id="batched-title">{escape(title)}</title>',
-        f'<desc id="batched-desc">{escape(desc.strip())}</desc>',
-    ]
-    out += loglog_grid(sx, sy, (x0, x1), (y0, y1), (MARGIN["left"], MARGIN["top"]), bottom)
-    out.append(
-        f'<path d="M{MARGIN["left"]} {MARGIN["top"]} V{bottom} H{right:.1f}" '
-        'fill="none" stroke="currentColor"/>'
-    )
-    out.append(
-        f'<text x="{(MARGIN["left"] + right) / 2:.1f}" y="{height - 14}" text-anchor="middle" '
-        f"{fg}>{escape(text['x_axis'])}</text>"
-    )
-    out.append(
-        f'<text transform="translate(16 {(MARGIN["top"] + bottom) / 2:.1f}) rotate(-90)" '
-        f'text-anchor="middle" {fg}>{escape(text["y_axis"])}</text>'
-    )
+    ids = ("batched-title", "batched-desc")
+    out = svg.open_svg(frame, "batched-decode-chart", ids, title, desc.strip())
+    out += svg.x_ticks(frame, sx.ticks()) + svg.y_ticks(frame, sy.ticks())
+    out += svg.axes(frame, text["x_axis"], text["y_axis"])
     for c in curves:
-        colour = COLOURS.get(c.gpu_key, "currentColor")
-        dash = DASHES.get(c.fmt_short, "")
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        coords = " ".join(f"{sx(tps):.1f},{sy(t * 1e3):.1f}" for _, tps, t in c.points)
-        out.append(
-            f'<polyline points="{coords}" fill="none" stroke-width="2"{dash_attr} '
-            f'style="stroke: {colour}"/>'
-        )
-        for b, tps, t in c.points:
-            x, y = sx(tps), sy(t * 1e3)
-            fill = f"fill: {colour}" if b <= c.fits else "fill: var(--md-default-bg-color, #fff)"
+        colour = COLOURS.get(c.gpu_key, svg.FOREGROUND)
+        points = [(sx(tps), sy(t * 1e3)) for _, tps, t in c.points]
+        out.append(svg.polyline(points, colour, dash=DASHES.get(c.fmt_short, "")))
+        for (b, _, _), (x, y) in zip(c.points, points, strict=True):
+            fill = f"fill: {colour}" if b <= c.fits else f"fill: {svg.BACKGROUND}"
             style = f'style="{fill}; stroke: {colour}" stroke-width="1.5"'
             if c.gpu_key == "h100_sxm":
                 out.append(f'<rect x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" {style}/>')
@@ -215,32 +182,19 @@ def chart_svg(curves: list[Series], lang: str, title: str) -> str:
             x, y = sx(tps), sy(t * 1e3)
             out.append(
                 f'<path d="M{x:.1f} {y - 8:.1f} L{x + 8:.1f} {y:.1f} L{x:.1f} {y + 8:.1f} '
-                f'L{x - 8:.1f} {y:.1f} Z" {fg} stroke="currentColor"/>'
+                f'L{x - 8:.1f} {y:.1f} Z" {svg.FILL} stroke="currentColor"/>'
             )
-            out.append(
-                f'<text x="{x - 10:.1f}" y="{y + 20:.1f}" text-anchor="end" {fg}>'
-                f"B*={c.critical:,.0f}</text>"
-            )
-        first, last = c.points[0], c.points[-1]
-        out.append(
-            f'<text x="{sx(last[1]) + 9:.1f}" y="{sy(last[2] * 1e3) + 4:.1f}" {fg}>'
-            f"{escape(c.name)} {text['batch'].format(b=last[0])}</text>"
+            out.append(svg.text(x - 10, y + 20, f"B*={c.critical:,.0f}", "end"))
+        (x_first, y_first), (x_last, y_last) = points[0], points[-1]
+        first_batch, last_batch = (
+            text["batch"].format(b=p[0]) for p in (c.points[0], c.points[-1])
         )
+        out.append(svg.text(x_last + 9, y_last + 4, f"{c.name} {last_batch}"))
         if c is curves[0]:  # the other curves start at B=1 too (the legend says so)
-            out.append(
-                f'<text x="{sx(first[1]) + 8:.1f}" y="{sy(first[2] * 1e3) + 16:.1f}" {fg}>'
-                f"{text['batch'].format(b=first[0])}</text>"
-            )
-    out.append(
-        f'<text x="{MARGIN["left"] + 8}" y="{MARGIN["top"] + 14}" {fg}>'
-        f"{escape(text['legend_critical'])} · {escape(text['legend_hollow'])}</text>"
-    )
-    out.append(
-        f'<text x="{MARGIN["left"] + 8}" y="{MARGIN["top"] + 30}" {fg}>'
-        f"{escape(text['legend_batches'].format(batches=', '.join(map(str, batches))))}</text>"
-    )
-    out.append("</svg>")
-    return "\n".join(out)
+            out.append(svg.text(x_first + 8, y_first + 16, first_batch))
+    legend = text["legend_batches"].format(batches=", ".join(map(str, batches)))
+    out += svg.notes(frame, [f"{text['legend_critical']} · {text['legend_hollow']}", legend])
+    return svg.close_svg(out)
 
 
 def chart(lang: str, context: int = CONTEXT) -> str:

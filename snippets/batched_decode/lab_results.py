@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 from core.formats import WeightFormat
-from core.gpus import GPU, load_gpus
+from core.gpus import GPU
+from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
 from core.models import ModelSpec
 from core.roofline import tpot_bound
-from prefill_decode.lab_results import RESULTS, gpu_for, model_for, recorded_runs
 
 LAB = "batch_sweep"
 # The lab's defaults (labs/batched_decode/batch_sweep.py; tests/test_batched_decode.py checks them)
@@ -110,10 +110,6 @@ def step_bound_s(
     )
 
 
-def batch_runs(results_dir: Path = RESULTS) -> list[tuple[Path, dict]]:
-    return [(p, run) for p, run in recorded_runs(results_dir) if run["lab"] == LAB]
-
-
 def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
     p = run["parameters"]
     resolved = model_for(run) if gpu is not None else None
@@ -141,14 +137,11 @@ def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
 
 def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
     text = TEXT[lang]
-    runs = batch_runs(results_dir)
+    runs = runs_with_gpus(results_dir, {LAB})
     if not runs:
         print(text["none"])
         return
-    gpus = load_gpus()
-    root = results_dir.parents[1]
-    for path, run in runs:
-        gpu = gpu_for(run, gpus)
+    for path, run, gpu in runs:
         provenance = text["run"].format(
             gpu=gpu.name if gpu else run["device"]["name"],
             device=run["device"]["name"],
@@ -156,7 +149,7 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
             model=run["model"]["id"],
             quant=run["model"]["quantization"] or "—",
             date=run["date"][:10],
-            file=path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name,
+            file=results_file(path, results_dir),
         )
         print(f"{provenance}\n")
         print("\n".join(table(run, gpu, text["header"])))

@@ -26,8 +26,8 @@ from core.formats import checkpoint_format, streamed_weight_bytes
 from core.forward import decode_flops, kv_cache_bytes
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model
+from core.reference import QWEN_BENCH_BF16_TOK_S  # published, batch 1 on an A100
 from core.roofline import critical_batch, decode_intensity_limit, flops_utilization, ridge_point
-from prefill_decode.values import QWEN_BENCH_BF16_TOK_S
 
 QUIZ_CONTEXT = 512  # the numeric self-test: the critical batch at a shorter context
 TRANSFER_MODEL = "llama-3.1-8b-instruct"

@@ -7,16 +7,13 @@ Run `python snippets/chunked_prefill/values.py` to list every name and its value
 import functools
 
 from chunked_prefill import budget, itl_sim, preemption
+from core.display import ms_tenths
 from core.formats import checkpoint_format
 from core.gpus import load_gpus
 from core.models import load_model
 
 QUIZ_PROMPT, QUIZ_BUDGET, QUIZ_DECODES = 10000, 1024, 24
 XFER_GPU, XFER_MODEL, XFER_BUDGET = "h100_sxm", "qwen2.5-7b-instruct", 2048
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:,.1f}"
 
 
 @functools.cache  # the simulator runs once per build
@@ -31,15 +28,15 @@ def values() -> dict[str, str]:
         "scene_decodes": f"{budget.DECODES}",
         "scene_context": f"{budget.CONTEXT:,}",
         "default_budget": f"{budget.LLM_DEFAULT_BUDGET:,}",
-        "alone_ms": ms(alone),
+        "alone_ms": ms_tenths(alone),
     }
     for t in budget.BUDGETS:
         p = budget.plan(gpu, model, fmt, t)
         v[f"budget_{t}"] = f"{t:,}"
         v[f"steps_{t}"] = f"{p.steps}"
-        v[f"worst_{t}_ms"] = ms(p.worst_step_s)
+        v[f"worst_{t}_ms"] = ms_tenths(p.worst_step_s)
         v[f"worst_{t}_x"] = f"{p.worst_step_s / alone:.0f}"
-        v[f"prefill_{t}_ms"] = ms(p.prefill_s)
+        v[f"prefill_{t}_ms"] = ms_tenths(p.prefill_s)
         v[f"chunk_{t}"] = f"{t - budget.DECODES:,}"
     small, big = (
         budget.plan(gpu, model, fmt, 512),
@@ -57,10 +54,10 @@ def values() -> dict[str, str]:
         raise ValueError(
             f"the prompt alone no longer takes the same time at every budget: {alone_prefill}"
         )
-    v["prompt_alone_ms"] = ms(alone_prefill[512])
+    v["prompt_alone_ms"] = ms_tenths(alone_prefill[512])
     extra_steps = small.steps - big.steps
     v["extra_steps"] = f"{extra_steps}"
-    v["same_work_unchunked_ms"] = ms(big.prefill_s + extra_steps * alone)
+    v["same_work_unchunked_ms"] = ms_tenths(big.prefill_s + extra_steps * alone)
     if not big.prefill_s + extra_steps * alone > small.prefill_s:
         raise ValueError("chunked no longer does the same work faster than unchunked")
     # the estimator keeps decode contexts fixed; over the most steps a prefill takes they grow by
@@ -73,8 +70,8 @@ def values() -> dict[str, str]:
     v["pre_generated"] = f"{preemption.GENERATED}"
     v["pre_tokens"] = f"{cost.recomputed_tokens:,}"
     v["pre_freed_mb"] = f"{cost.freed_bytes / 1e6:,.0f}"
-    v["pre_recompute_ms"] = ms(cost.recompute_s)
-    v["pre_decode_ms"] = ms(cost.decode_step_s)
+    v["pre_recompute_ms"] = ms_tenths(cost.recompute_s)
+    v["pre_decode_ms"] = ms_tenths(cost.decode_step_s)
     v["pre_steps"] = f"{cost.recompute_s / cost.decode_step_s:.0f}"
     # simulator
     mix = itl_sim.request_mix()
@@ -114,10 +111,10 @@ def values() -> dict[str, str]:
         xfer_format=xfmt.name,
         xfer_budget=f"{XFER_BUDGET:,}",
         xfer_steps=f"{chunked.steps}",
-        xfer_alone_ms=ms(xalone),
-        xfer_whole_ms=ms(whole.worst_step_s),
-        xfer_worst_ms=ms(chunked.worst_step_s),
-        xfer_prefill_ms=ms(chunked.prefill_s),
+        xfer_alone_ms=ms_tenths(xalone),
+        xfer_whole_ms=ms_tenths(whole.worst_step_s),
+        xfer_worst_ms=ms_tenths(chunked.worst_step_s),
+        xfer_prefill_ms=ms_tenths(chunked.prefill_s),
         xfer_4090_ratio=f"{course_chunked.worst_step_s / chunked.worst_step_s:.1f}",
     )
     v["kappa_kb"] = f"{cost.freed_bytes / cost.recomputed_tokens / 1e3:.1f}"

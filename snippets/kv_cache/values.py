@@ -11,14 +11,14 @@ from core.forward import kv_cache_bytes
 from core.gpus import GIB, load_gpu
 from core.models import kv_bytes_per_token as kappa
 from core.models import load_model
+from core.reference import AWQ_MODEL, PROMPT_LENGTHS
 from kv_cache.crossover import crossover_context
 from kv_cache.fit_4090 import rtx_4090, scenarios
-from latency_metrics.bounds import AWQ_MODEL, PROMPT_LENGTHS
 
 # Prose examples: a chat-sized context and a mid-sized batch.
 EXAMPLE_CONTEXT = 4096
 EXAMPLE_BATCH = 32
-# Self-test 2: the KV an AWQ decode step reads at the latency lesson's middle prompt length.
+# Self-test 2: the KV an AWQ decode step reads at the course's middle prompt length.
 AWQ_QUIZ_CONTEXT = PROMPT_LENGTHS[1]
 
 

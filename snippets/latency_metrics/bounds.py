@@ -9,21 +9,13 @@ The FLOPs, bytes and bounds come from the course's core (core.forward, core.roof
 file only lays them out. Run it: python snippets/latency_metrics/bounds.py
 """
 
+from core.display import ms  # milliseconds, three significant figures
 from core.formats import resident_weight_bytes, streamed_weight_bytes
 from core.gpus import GPU, load_gpus
 from core.memory import fits
 from core.models import ModelSpec, load_model
+from core.reference import AWQ_MODEL, BF16_MODEL, PROMPT_LENGTHS
 from core.roofline import tpot_bound, ttft_bound
-
-BF16_MODEL = "qwen2.5-7b-instruct"
-AWQ_MODEL = "qwen2.5-7b-instruct-awq"
-PROMPT_LENGTHS = (128, 1024, 8192)
-
-
-def ms(seconds: float) -> str:
-    """Milliseconds with three significant figures."""
-    value = seconds * 1e3
-    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
 
 
 def bounds_table(model: ModelSpec, gpus: dict[str, GPU], lengths=PROMPT_LENGTHS) -> list[str]:

@@ -7,19 +7,18 @@ Run it: python snippets/latency_metrics/published.py
 from core.forward import decode_bytes
 from core.gpus import load_gpus
 from core.models import load_model
-from core.roofline import bandwidth_utilization, e2e_bound_s
-from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL
-from prefill_decode.values import (
+from core.reference import (  # the measurements and the Qwen2.5 benchmark's setting
+    AWQ_MODEL,
+    BF16_MODEL,
     GPT_FAST_BANDWIDTH_GBS,
     GPT_FAST_TOK_S,
     QWEN_BENCH_AWQ_TOK_S,
     QWEN_BENCH_BF16_TOK_S,
+    QWEN_BENCH_GPU,
+    QWEN_BENCH_INPUT_LEN,
+    QWEN_BENCH_NEW_TOKENS,
 )
-
-# Qwen2.5 speed benchmark setting: one A100 80GB, vLLM 0.6.3, batch 1, this prompt and output.
-QWEN_BENCH_GPU = "a100_80gb_sxm"
-QWEN_BENCH_INPUT_LEN = 1
-QWEN_BENCH_NEW_TOKENS = 2048
+from core.roofline import bandwidth_utilization, e2e_bound_s
 
 
 def bound_per_token_s(model_key: str) -> float:

@@ -4,11 +4,23 @@ Pages refer to them as {{ latency_metrics.<name> }}; scripts/hooks/values.py fil
 Run `python snippets/latency_metrics/values.py` to list every name and its value.
 """
 
+from core.display import ms
 from core.formats import resident_weight_bytes, streamed_weight_bytes, weight_bytes_by_part
 from core.forward import decode_flops
 from core.gpus import GIB, load_gpus
 from core.memory import fits
 from core.models import load_model
+from core.reference import (
+    AWQ_MODEL,
+    BF16_MODEL,
+    GPT_FAST_BANDWIDTH_GBS,
+    GPT_FAST_TOK_S,
+    PROMPT_LENGTHS,
+    QWEN_BENCH_AWQ_TOK_S,
+    QWEN_BENCH_BF16_TOK_S,
+    QWEN_BENCH_GPU,
+    QWEN_BENCH_NEW_TOKENS,
+)
 from core.roofline import (
     bandwidth_utilization,
     e2e_bound_s,
@@ -16,7 +28,6 @@ from core.roofline import (
     tpot_bound,
     ttft_bound,
 )
-from latency_metrics.bounds import AWQ_MODEL, BF16_MODEL, PROMPT_LENGTHS, ms
 from latency_metrics.metrics import (
     TOY_SLO_MS,
     TRACE,
@@ -25,19 +36,7 @@ from latency_metrics.metrics import (
     summarize,
     total_to_output_ratio,
 )
-from latency_metrics.published import (
-    QWEN_BENCH_GPU,
-    QWEN_BENCH_NEW_TOKENS,
-    bound_per_token_s,
-    implied_bandwidth_gbs,
-    mean_step_bytes,
-)
-from prefill_decode.values import (
-    GPT_FAST_BANDWIDTH_GBS,
-    GPT_FAST_TOK_S,
-    QWEN_BENCH_AWQ_TOK_S,
-    QWEN_BENCH_BF16_TOK_S,
-)
+from latency_metrics.published import bound_per_token_s, implied_bandwidth_gbs, mean_step_bytes
 
 # The worked example (section 3 and self-test): a prompt of this many tokens, this many new tokens.
 EXAMPLE_PROMPT = 1024

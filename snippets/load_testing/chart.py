@@ -2,8 +2,8 @@
 
 Linear request-rate axis, logarithmic TTFT axis; one solid line per percentile for Poisson
 arrivals, dashed for bursty ones, named in a legend on the right; a vertical line marks the
-simulated capacity. Colours follow the
-page (currentColor, Material's CSS variables); <title> and <desc> describe the chart to screen
+simulated capacity. The frame, axes, legend and colours (which follow light and dark mode) come
+from the course's chart module, core.svgchart; <title> and <desc> describe the chart to screen
 readers. Labels: main("zh") or main("en").
 
 Run it: python snippets/load_testing/chart.py en > load_testing.svg
@@ -11,8 +11,9 @@ Run it: python snippets/load_testing/chart.py en > load_testing.svg
 
 import math
 import sys
-from html import escape
 
+from core import svgchart as svg
+from core.display import in_language
 from load_testing.sweep import BURSTY, RATES, Point, capacity, sweep
 
 LABELS = {
@@ -50,13 +51,11 @@ LABELS = {
 }
 WIDTH, HEIGHT = 720, 360
 MARGIN = {"left": 64, "right": 210, "top": 20, "bottom": 50}
-COLOURS = {"p50": "var(--md-typeset-a-color, #3f51b5)", "p99": "currentColor"}
+COLOURS = {"p50": svg.LINK, "p99": svg.FOREGROUND}
 
 
 def labels(lang: str) -> dict[str, str]:
-    if lang not in LABELS:
-        raise ValueError(f"lang must be one of {sorted(LABELS)}, got {lang!r}")
-    return LABELS[lang]
+    return in_language(LABELS, lang)
 
 
 def curves(lang: str) -> list[tuple[str, str, str, list[tuple[float, float]]]]:
@@ -76,17 +75,12 @@ def chart(lang: str) -> str:
     lines = curves(lang)
     cap, _ = capacity()
     ys = [v for *_, pts in lines for _, v in pts]
-    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
-    x0, x1 = 0.0, math.ceil(max(RATES))
-    left, top = MARGIN["left"], MARGIN["top"]
+    y0, y1 = svg.decades(min(ys), max(ys))
     right, bottom = WIDTH - MARGIN["right"], HEIGHT - MARGIN["bottom"]
-
-    def sx(rate: float) -> float:
-        return left + (rate - x0) / (x1 - x0) * (right - left)
-
-    def sy(seconds: float) -> float:
-        return bottom - (math.log10(seconds) - y0) / (y1 - y0) * (bottom - top)
-
+    frame = svg.Frame.within(MARGIN, right=right, bottom=bottom)
+    sx = svg.LinearAxis(0.0, math.ceil(max(RATES)), frame.left, frame.right)  # requests/s
+    decade = (frame.bottom - frame.top) / (y1 - y0)
+    sy = svg.LogAxis(y0, y1, frame.bottom, -decade)  # TTFT s, upwards
     described = text["separator"].join(
         text["series"].format(
             name=name,
@@ -98,65 +92,21 @@ def chart(lang: str) -> str:
         for name, _, _, pts in lines
     )
     desc = text["desc"].format(cap=f"{cap:.1f}", series=described + text["end"])
-    fg = 'fill="currentColor"'
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
-        'role="img" aria-labelledby="load-title load-desc" class="load-testing-chart" '
-        'style="max-width: 100%; height: auto; color: var(--md-default-fg-color, #222); '
-        'font-size: 12px">',
-        f'<title id="load-title">{escape(text["title"])}</title>',
-        f'<desc id="load-desc">{escape(desc)}</desc>',
-    ]
-    for e in range(y0, y1 + 1):
-        y = sy(10.0**e)
-        out.append(
-            f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="currentColor" '
-            'stroke-opacity="0.15"/>'
-        )
-        out.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" {fg}>{10.0**e:g}</text>'
-        )
-    for r in range(int(x0), int(x1) + 1, 2):
-        x = sx(r)
-        out.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" {fg}>{r}</text>')
-    out.append(f'<path d="M{left} {top} V{bottom} H{right}" fill="none" stroke="currentColor"/>')
-    out.append(
-        f'<text x="{(left + right) / 2:.1f}" y="{HEIGHT - 12}" text-anchor="middle" {fg}>'
-        f"{escape(text['x_axis'])}</text>"
-    )
-    out.append(
-        f'<text transform="translate(16 {(top + bottom) / 2:.1f}) rotate(-90)" '
-        f'text-anchor="middle" {fg}>{escape(text["y_axis"])}</text>'
-    )
+    ids = ("load-title", "load-desc")
+    out = svg.open_svg(frame, "load-testing-chart", ids, text["title"], desc)
+    out += svg.y_ticks(frame, sy.ticks()) + svg.x_ticks(frame, sx.ticks(every=2), grid=False)
+    out += svg.axes(frame, text["x_axis"], text["y_axis"])
     xc = sx(cap)
-    out.append(
-        f'<line x1="{xc:.1f}" y1="{top}" x2="{xc:.1f}" y2="{bottom}" stroke="currentColor" '
-        'stroke-dasharray="2 3"/>'
-    )
-    out.append(
-        f'<text x="{xc - 4:.1f}" y="{top + 12}" text-anchor="end" {fg}>'
-        f"{escape(text['capacity'].format(cap=f'{cap:.1f}'))}</text>"
-    )
+    out.append(svg.vertical_rule(xc, frame.top, frame.bottom, "2 3"))
+    out.append(svg.text(xc - 4, frame.top + 12, text["capacity"].format(cap=f"{cap:.1f}"), "end"))
     for _name, pct, dash, pts in lines:
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        coords = " ".join(f"{sx(r):.1f},{sy(v):.1f}" for r, v in pts)
         colour = COLOURS[pct]
-        out.append(
-            f'<polyline points="{coords}" fill="none" stroke-width="2"{dash_attr} '
-            f'style="stroke: {colour}"/>'
-        )
+        out.append(svg.polyline([(sx(r), sy(v)) for r, v in pts], colour, dash=dash))
         for r, v in pts:
             out.append(f'<circle cx="{sx(r):.1f}" cy="{sy(v):.1f}" r="3" style="fill: {colour}"/>')
-    for i, (name, pct, dash, _) in enumerate(lines):  # legend in the right margin
-        y = top + 10 + 20 * i
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(
-            f'<line x1="{right + 12}" y1="{y}" x2="{right + 40}" y2="{y}" stroke-width="2"'
-            f'{dash_attr} style="stroke: {COLOURS[pct]}"/>'
-        )
-        out.append(f'<text x="{right + 46}" y="{y + 4}" {fg}>{escape(name)}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+    entries = [(name, COLOURS[pct], dash) for name, pct, dash, _ in lines]
+    out += svg.legend(frame.right + 12, frame.top + 10, entries)  # in the right margin
+    return svg.close_svg(out)
 
 
 def main(lang: str = "zh") -> None:

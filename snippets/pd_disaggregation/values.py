@@ -4,11 +4,11 @@ Pages refer to them as {{ pd_disaggregation.<name> }}; scripts/hooks/values.py f
 Run `python snippets/pd_disaggregation/values.py` to list every name and its value.
 """
 
+from core.display import ms  # three significant figures, as on every page
 from core.gpus import load_gpu
 from core.links import load_link, load_links
 from core.models import kv_bytes_per_token, layer_matmul_params, load_model
 from core.roofline import ttft_bound
-from latency_metrics.bounds import ms  # three significant figures, as the latency lesson
 from pd_disaggregation import goodput as gp
 from pd_disaggregation.example_connector import loaded_tokens, stored_tokens
 from pd_disaggregation.transfer import (

@@ -10,12 +10,12 @@ Run it: python snippets/playground/web.py [zh|en]  (prints the report's HTML for
 import sys
 from html import escape
 
+from core.display import ms
 from core.formats import BF16, FP8, WeightFormat, checkpoint_format
 from core.gpus import load_gpus
 from core.memory import fits
 from core.models import ModelSpec, load_models
 from core.roofline import e2e_bound_s, tpot_bound, ttft_bound
-from latency_metrics.bounds import ms
 from roofline.chart import chart
 
 DEFAULTS = {

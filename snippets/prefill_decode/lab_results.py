@@ -11,23 +11,18 @@ the mean of core.roofline.tpot_bound over the run's decode steps.
 Run it: python snippets/prefill_decode/lab_results.py [zh|en]
 """
 
-import json
 import statistics
 import sys
 from pathlib import Path
 
-import core
-from core.formats import BF16, WeightFormat, checkpoint_format
-from core.gpus import GPU, load_gpus
-from core.models import ModelSpec, load_models, model_for_repo
+from core.display import ms_tenths
+from core.formats import WeightFormat
+from core.gpus import GPU
+from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
+from core.models import ModelSpec
 from core.roofline import decode_steps_bound_s, ttft_bound
 
-# snippets/core/ -> the repository root (markdown-exec runs this without __file__)
-RESULTS = Path(core.__file__).resolve().parents[2] / "labs" / "results"
-# labs/results/<folder> -> core/gpus.toml key, where the two names differ
-# (folders are the driver's device name, e.g. "NVIDIA A100-SXM4-80GB" -> a100_sxm4_80gb).
 LABS = {"phases", "sweep"}  # this lesson's labs (labs/prefill_decode/)
-GPU_KEYS = {"a100_sxm4_80gb": "a100_80gb_sxm", "h100_80gb_hbm3": "h100_sxm", "h200": "h200_sxm"}
 
 TEXT = {
     "zh": {
@@ -103,35 +98,6 @@ TEXT = {
 }
 
 
-def recorded_runs(
-    results_dir: Path = RESULTS, labs: set[str] | None = None
-) -> list[tuple[Path, dict]]:
-    runs = [(p, json.loads(p.read_text(encoding="utf-8"))) for p in results_dir.glob("*/*.json")]
-    runs = [(p, run) for p, run in runs if labs is None or run["lab"] in labs]
-    return sorted(runs, key=lambda r: (r[0].parent.name, r[1]["lab"], r[1]["date"]))
-
-
-def gpu_for(run: dict, gpus: dict[str, GPU]) -> GPU | None:
-    slug = run["device"]["slug"]
-    return gpus.get(GPU_KEYS.get(slug, slug))
-
-
-def model_for(run: dict) -> tuple[ModelSpec, WeightFormat] | None:
-    """The course's model file for the run and the weight format the run loaded, if known.
-
-    A real run names its Hugging Face repo; a dummy run names its config folder, which has the
-    same name as the course's model file. AWQ runs get the checkpoint's own AWQ layout.
-    """
-    model = run["model"]
-    spec = model_for_repo(model["id"]) or load_models().get(model["id"])
-    if spec is None:
-        return None
-    quantized = "awq" in (model["quantization"] or "")
-    if quantized and spec.quantization is None:
-        return None  # an AWQ run of a model the course only has in BF16
-    return spec, checkpoint_format(spec) if quantized else BF16
-
-
 def ttft_bound_s(spec: ModelSpec, fmt: WeightFormat, gpu: GPU, prompt: int) -> float:
     return ttft_bound(gpu, spec, prompt, fmt).seconds
 
@@ -159,9 +125,6 @@ def rows(run: dict) -> list[tuple[str, int, int, dict[str, float | None]]]:
 
 
 def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
-    def ms(seconds: float | None) -> str:
-        return "—" if seconds is None else f"{seconds * 1e3:,.1f}"
-
     resolved = model_for(run) if gpu is not None else None
     header = text["header"]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
@@ -172,10 +135,10 @@ def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
             text["labels"].get(label, label),
             f"{prompt:,}",
             f"{new:,}",
-            ms(med["ttft_s"]),
-            ms(ttft_floor),
-            ms(med["tpot_s"]),
-            ms(token_floor),
+            ms_tenths(med["ttft_s"]),
+            ms_tenths(ttft_floor),
+            ms_tenths(med["tpot_s"]),
+            ms_tenths(token_floor),
             f"{med['wall_s']:.3f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -184,14 +147,11 @@ def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
 
 def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
     text = TEXT[lang]
-    runs = recorded_runs(results_dir, LABS)  # other lessons' labs are tabled on their own pages
+    runs = runs_with_gpus(results_dir, LABS)  # other lessons' labs are tabled on their own pages
     if not runs:
         print(text["none"])
         return
-    gpus = load_gpus()
-    root = results_dir.parents[1]
-    for path, run in runs:
-        gpu = gpu_for(run, gpus)
+    for path, run, gpu in runs:
         device, model = run["device"], run["model"]
         provenance = text["run"].format(
             gpu=gpu.name if gpu else device["name"],
@@ -205,7 +165,7 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
             dtype=model["dtype"],
             load=model["load_format"],
             date=run["date"][:10],
-            file=path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name,
+            file=results_file(path, results_dir),
         )
         print(f"{run['lab']} · {provenance}\n")
         print("\n".join(table(run, gpu, text)))

@@ -8,6 +8,13 @@ from core import roofline
 from core.formats import checkpoint_format
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model, params
+from core.reference import (  # published measurements, quoted as "what to expect"
+    AWQ_MODEL,
+    GPT_FAST_BANDWIDTH_GBS,
+    GPT_FAST_TOK_S,
+    QWEN_BENCH_AWQ_TOK_S,
+    QWEN_BENCH_BF16_TOK_S,
+)
 from core.roofline import decode_steps_bound_s, ttft_bound
 from prefill_decode.phase_intensity import (
     BYTES_PER_WEIGHT,
@@ -19,7 +26,7 @@ from prefill_decode.phase_intensity import (
 
 # The lab's three calls (lesson section 5, labs/prefill_decode/phases.py defaults): a short and a
 # long prompt, few and many new tokens. The lab loads the AWQ checkpoint by default.
-LAB_MODEL = "qwen2.5-7b-instruct-awq"
+LAB_MODEL = AWQ_MODEL
 LAB_SHORT_PROMPT = 8
 LAB_LONG_PROMPT = 2000
 LAB_NEW_TOKENS = 256
@@ -27,15 +34,6 @@ LAB_NEW_TOKENS = 256
 # Self-test question 3: a request with this prompt length and this many new tokens (BF16).
 QUIZ_PROMPT = 4000
 QUIZ_NEW_TOKENS = 50
-
-# Published measurements, quoted as "what to expect" (this course did not run them).
-# Qwen2.5 speed benchmark (QwenLM/Qwen2.5, docs/source/benchmark/speed_benchmark.rst): vLLM 0.6.3,
-# one A100 80GB, batch 1, input length 1, 2048 new tokens, Qwen2.5-7B-Instruct.
-QWEN_BENCH_BF16_TOK_S = 84.28
-QWEN_BENCH_AWQ_TOK_S = 148.10
-# gpt-fast README (pytorch-labs/gpt-fast): Llama-2-7B BF16, batch 1, A100 80GB limited to 330 W.
-GPT_FAST_TOK_S = 104.9
-GPT_FAST_BANDWIDTH_GBS = 1397.31
 
 
 def prefill_to_decode_ratio(s: int) -> float:

@@ -4,11 +4,11 @@ Pages refer to them as {{ prefix_caching.<name> }}; scripts/hooks/values.py fill
 Run `python snippets/prefix_caching/values.py` to list every name and its value.
 """
 
+from core.display import ms  # three significant figures, as on every page
 from core.formats import checkpoint_format
 from core.gpus import load_gpu
 from core.models import load_model
 from core.roofline import step_bound, ttft_bound
-from latency_metrics.bounds import ms  # three significant figures, as the latency lesson
 from prefix_caching.hit_rate import (
     CAPACITIES,
     POPULARITY,

@@ -1,8 +1,8 @@
 """A roofline chart as inline SVG, built from plain strings: log-log axes, no plotting library.
 
-The chart uses the page's text colour (currentColor) and Material's CSS variables, so it follows
-light and dark mode; <title> and <desc> describe it to screen readers. Labels come in the page's
-language: main("zh") or main("en").
+The frame (axes, grid, colours that follow light and dark mode, <title> and <desc> for screen
+readers) is the course's one chart module, core.svgchart; this file draws the roof, the ridge
+point and the workload on it. Labels come in the page's language: main("zh") or main("en").
 
 Run it: python snippets/roofline/chart.py en > roofline.svg
 """
@@ -12,9 +12,12 @@ import sys
 from dataclasses import dataclass
 from html import escape
 
+from core import svgchart as svg
+from core.display import in_language
 from core.formats import WeightFormat
 from core.gpus import GPU, load_gpus
 from core.models import ModelSpec, load_model
+from core.reference import BF16_MODEL
 from core.roofline import (
     attainable_flops,
     compute_peak,
@@ -24,7 +27,7 @@ from core.roofline import (
 )
 
 GPU_KEY = "rtx_4090"
-MODEL_KEY = "qwen2.5-7b-instruct"
+MODEL_KEY = BF16_MODEL
 PREFILL_LENGTHS = (16, 128, 1024, 8192)
 DECODE_CONTEXT = 1024
 
@@ -79,9 +82,7 @@ class Point:
 
 
 def labels(lang: str) -> dict[str, str]:
-    if lang not in LABELS:
-        raise ValueError(f"lang must be one of {sorted(LABELS)}, got {lang!r}")
-    return LABELS[lang]
+    return in_language(LABELS, lang)
 
 
 def workload_points(
@@ -107,66 +108,23 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.2f}"
 
 
-def _tick(value: float) -> str:
-    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
-
-
-def _decades(low: float, high: float) -> tuple[int, int]:
-    return math.floor(math.log10(low)), math.ceil(math.log10(high))
-
-
-def loglog_grid(
-    sx, sy, x_decades: tuple[int, int], y_decades: tuple[int, int], corner: tuple, bottom: float
-) -> list[str]:
-    """Grid lines and tick labels, one per power of ten, of a log-log chart whose plot area starts
-    at `corner` (left, top) and ends at `bottom` and the last x decade. The course's charts share
-    it (roofline, batched decode)."""
-    (x0, x1), (y0, y1), (left, top) = x_decades, y_decades, corner
-    fg = 'fill="currentColor"'
-    out = []
-    for e in range(x0, x1 + 1):
-        x = sx(10.0**e)
-        out.append(
-            f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" '
-            'stroke="currentColor" stroke-opacity="0.15"/>'
-        )
-        out.append(
-            f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" {fg}>{_tick(10.0**e)}</text>'
-        )
-    for e in range(y0, y1 + 1):
-        y = sy(10.0**e)
-        out.append(
-            f'<line x1="{left}" y1="{y:.1f}" x2="{sx(10.0**x1):.1f}" y2="{y:.1f}" '
-            'stroke="currentColor" stroke-opacity="0.15"/>'
-        )
-        out.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" {fg}>{_tick(10.0**e)}</text>'
-        )
-    return out
-
-
 def roofline_svg(
     gpu: GPU, points: list[Point], lang: str, title: str, fmt: WeightFormat | None = None
 ) -> str:
     """The SVG markup: roofline of `gpu` (its FP8 peak for a W8A8 `fmt`), ridge point, and each
-    point placed on the roof."""
+    point placed on the roof. The frame, axes and grid come from core.svgchart."""
     text = labels(lang)
     if not points:
         raise ValueError("nothing to plot: no points")
     ridge = ridge_point(gpu, fmt)
     intensities = [p.intensity for p in points] + [ridge]
-    x0, x1 = _decades(min(intensities) / 2, max(intensities) * 2)
+    x0, x1 = svg.decades(min(intensities) / 2, max(intensities) * 2)
     peak_t = compute_peak(gpu, fmt) / 1e12
-    y0, y1 = _decades(attainable_flops(gpu, 10.0**x0, fmt) / 1e12, peak_t * 2)
-    width = MARGIN["left"] + (x1 - x0) * DECADE_PX + MARGIN["right"]
-    height = MARGIN["top"] + (y1 - y0) * DECADE_PX + MARGIN["bottom"]
+    y0, y1 = svg.decades(attainable_flops(gpu, 10.0**x0, fmt) / 1e12, peak_t * 2)
     bottom = MARGIN["top"] + (y1 - y0) * DECADE_PX
-
-    def sx(intensity: float) -> float:
-        return MARGIN["left"] + (math.log10(intensity) - x0) * DECADE_PX
-
-    def sy(tflops: float) -> float:
-        return bottom - (math.log10(tflops) - y0) * DECADE_PX
+    sx = svg.LogAxis(x0, x1, MARGIN["left"], DECADE_PX)  # intensity, FLOP/byte
+    sy = svg.LogAxis(y0, y1, bottom, -DECADE_PX)  # attainable TFLOP/s, upwards
+    frame = svg.Frame.within(MARGIN, right=sx.end, bottom=bottom)
 
     def roof(intensity: float) -> float:
         return attainable_flops(gpu, intensity, fmt) / 1e12
@@ -181,72 +139,33 @@ def roofline_svg(
     desc = text["desc"].format(
         peak=f"{peak_t:g}", ridge=f"{ridge:.0f}", points=point_text + text["full_stop"]
     )
-    fg = 'fill="currentColor"'
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
-        f'width="{width:.0f}" role="img" '
-        f'aria-labelledby="roofline-title-{key} roofline-desc-{key}" '
-        'class="roofline-chart" style="max-width: 100%; height: auto; '
-        'color: var(--md-default-fg-color, #222); font-size: 12px">',
-        f'<title id="roofline-title-{key}">{escape(title)}</title>',
-        f'<desc id="roofline-desc-{key}">{escape(desc)}</desc>',
-    ]
-    # grid and tick labels, one per decade
-    out += loglog_grid(sx, sy, (x0, x1), (y0, y1), (MARGIN["left"], MARGIN["top"]), bottom)
-    # axes and their titles
-    out.append(
-        f'<path d="M{MARGIN["left"]} {MARGIN["top"]} V{bottom} H{sx(10.0**x1):.1f}" '
-        'fill="none" stroke="currentColor"/>'
-    )
-    mid_x = (MARGIN["left"] + sx(10.0**x1)) / 2
-    out.append(
-        f'<text x="{mid_x:.1f}" y="{height - 14}" text-anchor="middle" {fg}>'
-        f"{escape(text['x_axis'])}</text>"
-    )
-    mid_y = (MARGIN["top"] + bottom) / 2
-    out.append(
-        f'<text transform="translate(18 {mid_y:.1f}) rotate(-90)" text-anchor="middle" {fg}>'
-        f"{escape(text['y_axis'])}</text>"
-    )
+    ids = (f"roofline-title-{key}", f"roofline-desc-{key}")
+    out = svg.open_svg(frame, "roofline-chart", ids, title, desc)
+    out += svg.x_ticks(frame, sx.ticks()) + svg.y_ticks(frame, sy.ticks())
+    out += svg.axes(frame, text["x_axis"], text["y_axis"])
     # the roof: bandwidth slope up to the ridge, then flat at peak compute
     left, right = 10.0**x0, 10.0**x1
-    roof_color = "var(--md-typeset-a-color, #3f51b5)"  # the link colour: lighter in dark mode
-    out.append(
-        f'<polyline points="{sx(left):.1f},{sy(roof(left)):.1f} {sx(ridge):.1f},{sy(peak_t):.1f} '
-        f'{sx(right):.1f},{sy(peak_t):.1f}" fill="none" stroke-width="3" '
-        f'style="stroke: {roof_color}"/>'
-    )
+    roof_line = [(sx(left), sy(roof(left))), (sx(ridge), sy(peak_t)), (sx(right), sy(peak_t))]
+    out.append(svg.polyline(roof_line, svg.LINK, width=3))
     along = 10 ** (math.log10(left) + 0.3 * (math.log10(ridge) - math.log10(left)))
-    out.append(
-        f'<text transform="translate({sx(along) - 10:.1f} {sy(roof(along)) - 10:.1f}) rotate(-45)" '
-        f'text-anchor="middle" {fg}>'
-        f"{escape(text['memory_roof'].format(bw=f'{gpu.memory_bandwidth_gbs:,.0f}'))}</text>"
-    )
-    out.append(
-        f'<text x="{sx(right) - 4:.1f}" y="{sy(peak_t) - 12:.1f}" text-anchor="end" {fg}>'
-        f"{escape(text['compute_roof'].format(peak=f'{peak_t:g}'))}</text>"
-    )
+    bandwidth = text["memory_roof"].format(bw=f"{gpu.memory_bandwidth_gbs:,.0f}")
+    out.append(svg.text(sx(along) - 10, sy(roof(along)) - 10, bandwidth, "middle", rotate=-45))
+    ceiling = text["compute_roof"].format(peak=f"{peak_t:g}")
+    out.append(svg.text(sx(right) - 4, sy(peak_t) - 12, ceiling, "end"))
     # the ridge point
-    out.append(
-        f'<line x1="{sx(ridge):.1f}" y1="{sy(peak_t):.1f}" x2="{sx(ridge):.1f}" y2="{bottom}" '
-        'stroke="currentColor" stroke-dasharray="4 4"/>'
-    )
-    out.append(
-        f'<text x="{sx(ridge) + 6:.1f}" y="{bottom - 8}" {fg}>'
-        f"{escape(text['ridge'].format(ridge=f'{ridge:.0f}'))}</text>"
-    )
+    out.append(svg.vertical_rule(sx(ridge), sy(peak_t), bottom, "4 4"))
+    out.append(svg.text(sx(ridge) + 6, bottom - 8, text["ridge"].format(ridge=f"{ridge:.0f}")))
     # the workload: circles for prefill, squares for decode, each on the roof at its intensity
-    accent = "var(--md-accent-fg-color, #526cfe)"
     for i, p in enumerate(points):
         x, y = sx(p.intensity), sy(roof(p.intensity))
         if p.kind == "decode":
             out.append(
                 f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" '
-                f'style="fill: {accent}" stroke="currentColor"/>'
+                f'style="fill: {svg.ACCENT}" stroke="currentColor"/>'
             )
         else:
             out.append(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" style="fill: {accent}" '
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" style="fill: {svg.ACCENT}" '
                 'stroke="currentColor"/>'
             )
         if p.kind == "decode":  # below-right: the slope's left-hand side holds its own label
@@ -255,11 +174,8 @@ def roofline_svg(
             lx, ly, anchor = x - 10, y - 8, "end"
         else:  # under the flat roof, staggered so neighbours do not collide
             lx, ly, anchor = x + 8, y + 18 + 14 * (i % 2), "start"
-        out.append(
-            f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}" {fg}>{escape(p.label)}</text>'
-        )
-    out.append("</svg>")
-    return "\n".join(out)
+        out.append(svg.text(lx, ly, p.label, anchor))
+    return svg.close_svg(out)
 
 
 def chart(gpu: GPU, model: ModelSpec, lang: str, **points) -> str:
