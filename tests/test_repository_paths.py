@@ -1,6 +1,6 @@
 """A clone of the repository is all a reader or contributor has: no file may point outside it.
 
-Every tracked text file is read; a reference to a sibling folder of the clone (`../shared/…`), to
+Every tracked text file is read; a reference to a folder beside the clone, to
 this machine's absolute workspace paths, or to a reference document kept beside the repository
 (not in it) fails, naming the file and line. The patterns are spelled in pieces so that this file
 does not match itself."""
