@@ -117,3 +117,24 @@ def test_the_import_check_sees_a_later_lesson(tmp_path):
     module = tmp_path / "x.py"
     module.write_text("import numpy as np\nfrom roofline.chart import grid\nfrom . import y\n")
     assert imported_packages(module) == {"numpy", "roofline"}
+
+
+# --- the README: a front page, not the guide ----------------------------------------------------
+
+README_LINES = 100
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_the_readme_stays_a_front_page():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= README_LINES, "README.md: move detail to CONTRIBUTING.md"
+    head = text[: text.index("\n## ", text.index("## Two commands") + 1)]
+    assert "make serve" in head and "make test" in head, "the two commands come first"
+
+
+@pytest.mark.parametrize("guide", ["README.md", "CONTRIBUTING.md"])
+def test_the_guides_link_only_to_files_that_exist(guide):
+    text = (ROOT / guide).read_text(encoding="utf-8")
+    targets = [t for t in LINK.findall(text) if "://" not in t]
+    missing = [t for t in targets if not (ROOT / t).exists()]
+    assert not missing, f"{guide} links to missing files: {missing}"
