@@ -138,3 +138,16 @@ def test_the_guides_link_only_to_files_that_exist(guide):
     targets = [t for t in LINK.findall(text) if "://" not in t]
     missing = [t for t in targets if not (ROOT / t).exists()]
     assert not missing, f"{guide} links to missing files: {missing}"
+
+
+def test_every_adr_is_listed_in_both_indexes():
+    adrs = sorted(
+        p.name
+        for p in (ROOT / "docs" / "adr").glob("[0-9][0-9][0-9][0-9]-*.md")
+        if not p.name.endswith(".en.md")
+    )
+    assert adrs
+    for index in ("index.md", "index.en.md"):
+        text = (ROOT / "docs" / "adr" / index).read_text(encoding="utf-8")
+        missing = [name for name in adrs if f"]({name})" not in text]
+        assert not missing, f"docs/adr/{index} does not list {missing}"
