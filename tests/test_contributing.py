@@ -71,6 +71,26 @@ def test_the_table_check_finds_a_renamed_test_and_a_missing_file():
 
 # --- rules that had no check -------------------------------------------------------------------
 
+SHAPE = ["intuition", "mental-model", "principle", "code", "lab|try-it"]
+SHAPE += ["pitfalls", "interview", "summary", "self-test"]
+SECTION = re.compile(r"^## (\d) · .*\{#([a-z-]+)\}\s*$", re.MULTILINE)
+LESSON_PAGES = [
+    path
+    for lesson in COURSE.lessons
+    if not lesson.notebook
+    for path in (lesson.page, lesson.english_page)
+]
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_every_lesson_page_has_the_nine_sections_in_order(page):
+    sections = SECTION.findall((ROOT / "docs" / page).read_text(encoding="utf-8"))
+    assert [int(n) for n, _ in sections] == list(range(1, 10)), f"{page}: {sections}"
+    wrong = [
+        (n, i) for (n, i), want in zip(sections, SHAPE, strict=True) if i not in want.split("|")
+    ]
+    assert not wrong, f"{page}: sections with another id than CONTRIBUTING.md's shape: {wrong}"
+
 
 def imported_packages(path: Path) -> set[str]:
     """Top-level names of the absolute imports in a Python file."""
