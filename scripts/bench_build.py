@@ -41,9 +41,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import adr_table
 from bench_pages import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
+# --adr writes the report into this ADR's block (scripts/adr_table.py)
+ADR, ADR_BLOCK = "0014-serve-rebuilds", "build"
 sys.path.insert(0, str(ROOT / "tests"))
 from livereload_tab import LiveReloadTab  # noqa: E402
 from markdown_source import SNIPPET, read_page  # noqa: E402
@@ -339,6 +342,7 @@ def main() -> None:
         help="the file the serve edits change, e.g. snippets/prefill_decode/kv_growth.py "
         "(default: the first snippet a Chinese page shows the text output of)",
     )
+    adr_table.add_argument(parser, ADR, ADR_BLOCK)
     args = parser.parse_args()
     if (
         shutil.which("git")
@@ -428,4 +432,4 @@ def print_builds(on: float, off: float, no_blocks: float, no_notebooks: float) -
 
 
 if __name__ == "__main__":
-    main()
+    adr_table.run(main, ADR, ADR_BLOCK)

@@ -17,10 +17,13 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import adr_table
 from playwright.sync_api import Browser, sync_playwright
 from serve_site import CHROMIUM, DESKTOP, launch_chromium, serve
 
 ROOT = Path(__file__).resolve().parent.parent
+# --adr writes the report into this ADR's block (scripts/adr_table.py)
+ADR, ADR_BLOCK = "0013-build-time-rendering", "page-phases"
 CATEGORIES = "devtools.timeline,blink,v8,disabled-by-default-devtools.timeline"
 LOAD_MS_JS = "performance.timing.loadEventStart - performance.timing.navigationStart"
 ROWS = 12  # events shown
@@ -75,6 +78,7 @@ def main() -> None:
     parser.add_argument("site", nargs="?", type=Path, default=ROOT / "site")
     parser.add_argument("--pages", nargs="+", default=["about/", "scheduling/load_testing/"])
     parser.add_argument("--runs", type=int, default=5)
+    adr_table.add_argument(parser, ADR, ADR_BLOCK)
     args = parser.parse_args()
     pages = [p.strip("/") + "/" if p.strip("/") else "" for p in args.pages]
     for page in pages:
@@ -115,4 +119,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    adr_table.run(main, ADR, ADR_BLOCK)

@@ -21,11 +21,14 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import adr_table
 from bench_pages import is_plain, load
 from playwright.sync_api import sync_playwright
 from serve_site import CHROMIUM, launch_chromium, page_paths, serve
 
 ROOT = Path(__file__).resolve().parent.parent
+# --adr writes the report into this ADR's block (scripts/adr_table.py)
+ADR, ADR_BLOCK = "0013-build-time-rendering", "page-variants"
 FORMULA = re.compile(r"<mjx-container.*?</mjx-container>", re.S)  # math_svg.py's output
 
 
@@ -192,6 +195,7 @@ def main() -> None:
     parser.add_argument(
         "--only", nargs="+", metavar="NAME", help="variants whose name contains one of these"
     )
+    adr_table.add_argument(parser, ADR, ADR_BLOCK)
     args = parser.parse_args()
     page = args.page.strip("/") + "/"
     if not (args.site / page / "index.html").is_file():
@@ -238,4 +242,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    adr_table.run(main, ADR, ADR_BLOCK)

@@ -31,10 +31,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import adr_table
 from playwright.sync_api import Browser, sync_playwright
 from serve_site import CHROMIUM, DESKTOP, RENDERED_JS, launch_chromium, page_paths, serve
 
 ROOT = Path(__file__).resolve().parent.parent
+# --adr writes the report into this ADR's block (scripts/adr_table.py)
+ADR, ADR_BLOCK = "0013-build-time-rendering", "pages"
 RENDER_TIMEOUT_MS = 60_000
 
 
@@ -129,6 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", nargs="?", type=Path, default=ROOT / "site")
     parser.add_argument("--runs", type=int, default=5, help="loads per page (default 5)")
+    adr_table.add_argument(parser, ADR, ADR_BLOCK)
     args = parser.parse_args()
     if not (args.site / "index.html").is_file():
         sys.exit(f"{args.site} holds no built site: run `make build` first")
@@ -198,4 +202,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    adr_table.run(main, ADR, ADR_BLOCK)

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 CHROMIUM = Path("/usr/bin/chromium")
 DEFAULT_SITE_URL = "http://127.0.0.1:8000/"  # mkdocs.yml's default for site_url
-# Quiet offline Chromium (see TOOLCHAIN.md). The resolver rule makes every host except the test
+# Quiet offline Chromium (CONTRIBUTING.md). The resolver rule makes every host except the test
 # server unresolvable, so a page that asks another host is reported and never reaches the network.
 CHROMIUM_ARGS = [
     "--headless",

@@ -37,7 +37,7 @@ def test_qwen_config_gives_the_lessons_kappa():
 
 
 def test_awq_weights_match_the_checkpoint_size():
-    # Qwen2.5-7B-Instruct-AWQ shards: 4 GB + 1.57 GB (FACTS.md)
+    # Qwen2.5-7B-Instruct-AWQ shards: 4 GB + 1.57 GB (the published checkpoint's two files)
     assert resident_weight_bytes(QWEN, AWQ_FMT) == pytest.approx(5.57 * GB, rel=0.01)
     assert resident_weight_bytes(QWEN, BF16) == 2 * params(QWEN)
 

@@ -236,7 +236,12 @@ def test_llms_txt_lists_every_page_of_its_language(built_site):
         linked = set(re.findall(r"\]\((http[^)]+)\)", text))
         for url in linked:
             assert (site / urlsplit(url).path.lstrip("/")).is_file(), f"{prefix}llms.txt: {url}"
-        pages = {p for p in page_paths(site) if lang_of(p) == lang}
+        # llms.txt follows the nav: the ADRs, for authors, are out of it (mkdocs.yml not_in_nav)
+        pages = {
+            p
+            for p in page_paths(site)
+            if lang_of(p) == lang and not p.removeprefix(prefix).startswith("adr/")
+        }
         listed = {urlsplit(u).path.lstrip("/").removesuffix("index.md") for u in linked}
         assert pages <= listed, f"{prefix}llms.txt misses {sorted(pages - listed)}"
 
@@ -296,9 +301,42 @@ def test_the_markdown_copy_keeps_formulas_and_diagrams_as_source(built_site):
 # -- CITATION.cff --------------------------------------------------------------------------------
 
 
-def test_citation_cff_is_complete_and_matches_the_site():
+def test_citation_cff_is_complete_and_keeps_the_local_placeholder():
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     for key in ("cff-version", "message", "title", "authors", "license", "repository-code"):
         assert cff.get(key), f"CITATION.cff has no {key}"
-    assert cff["repository-code"] == REPO_URL, "CITATION.cff names another repository than the site"
+    # the committed file names mkdocs.yml's placeholder; the served copy names the build's address
+    assert cff["repository-code"] == REPO_DEFAULT[1], "CITATION.cff and mkdocs.yml disagree"
     assert set(cff["license"]) == {"CC-BY-4.0", "MIT"}  # the site's copyright line
+
+
+def test_the_served_citation_names_the_repository_the_site_links_to(built_site):
+    committed = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    served = yaml.safe_load((built_site.site / "CITATION.cff").read_text(encoding="utf-8"))
+    assert served["repository-code"] == REPO_URL
+    assert {k: v for k, v in served.items() if k != "repository-code"} == {
+        k: v for k, v in committed.items() if k != "repository-code"
+    }
+
+
+def test_a_build_with_repo_url_links_and_cites_that_repository(tmp_path, monkeypatch):
+    """What CI does (.github/workflows/docs.yml): REPO_URL names the repository it builds."""
+    real = "https://github.com/someone/llm-course"
+    config = make_site(tmp_path, {"index.md": "# 首页\n", "index.en.md": "# Home\n"})
+    text = (
+        config.read_text(encoding="utf-8")
+        .replace("hooks:\n", f"hooks:\n  - {ROOT / 'scripts' / 'hooks' / 'site_meta.py'}\n")
+        .replace("font: false}", "font: false, features: [content.action.edit]}")
+    )
+    repo_url = '!ENV [REPO_URL, "https://github.com/example/placeholder"]'
+    config.write_text(f"repo_url: {repo_url}\nedit_uri: edit/main/docs/\n{text}", encoding="utf-8")
+    (tmp_path / "CITATION.cff").write_bytes((ROOT / "CITATION.cff").read_bytes())
+    monkeypatch.setenv("REPO_URL", real)
+    result = run_mkdocs_build(config, tmp_path / "site")
+    assert result.returncode == 0, result.output
+    served = yaml.safe_load((tmp_path / "site" / "CITATION.cff").read_text(encoding="utf-8"))
+    assert served["repository-code"] == real
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert f'href="{real}"' in index and f'href="{real}/edit/main/docs/index.md"' in index
+    committed = yaml.safe_load((tmp_path / "CITATION.cff").read_text(encoding="utf-8"))
+    assert committed["repository-code"] == REPO_DEFAULT[1], "the build rewrote the committed file"

@@ -13,6 +13,8 @@
    <lang>/404.html is written too, for hosts that look for the nearest 404.html. When a build
    has one language only (`make serve`'s SERVE_LANG), its 404 page says how to serve the others:
    the language menu still links to them.
+4. CITATION.cff is served beside the pages with repository-code set to the build's repo_url
+   (CI's REPO_URL); the committed file keeps the local placeholder.
 """
 
 import json
@@ -51,6 +53,21 @@ ONE_LANGUAGE_NOTE = {
 }
 
 _not_found: dict[str, str] = {}  # language -> its rendered 404.html
+
+CITATION = "CITATION.cff"
+REPOSITORY_CODE = re.compile(r"^repository-code: .*$", re.MULTILINE)
+
+
+def citation_for(text: str, repo_url: str) -> str:
+    """CITATION.cff as the site serves it: repository-code names the repository built."""
+    return REPOSITORY_CODE.sub(lambda _: f'repository-code: "{repo_url}"', text, count=1)
+
+
+def write_citation(config: MkDocsConfig) -> None:
+    source = Path(config.config_file_path).parent / CITATION
+    if source.is_file() and config.repo_url:
+        served = citation_for(source.read_text(encoding="utf-8"), config.repo_url)
+        (Path(config.site_dir) / CITATION).write_text(served, encoding="utf-8")
 
 
 def localized_404(html: str, lang: str, home_url: str, unbuilt: Sequence[str] = ()) -> str:
@@ -152,6 +169,7 @@ def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> s
 
 @event_priority(-200)  # after static-i18n (-100) has built every language
 def on_post_build(config: MkDocsConfig) -> None:
+    write_citation(config)
     i18n = _i18n(config)
     if i18n is None or i18n.building:
         return
