@@ -108,3 +108,35 @@ def test_offloading_costs_are_bytes_over_the_host_link():
     assert weight_offload_step_seconds(PCIE4, 4) == pytest.approx(4 * GIB / PCIE4.bandwidth_bytes)
     with pytest.raises(ValueError):
         weight_offload_step_seconds(PCIE4, -1)
+
+
+def test_lesson_values_are_the_cores_and_prefixed():
+    from kv_quantization_long_context.values import values
+
+    v = values()
+    assert all(name.startswith("kvq_") for name in v)
+    assert v["kvq_kappa_fp8"] == "28,672"
+    assert v["kvq_yarn_len"] == "131,072"
+    assert v["kvq_rtx_awq_bstar"] == "—" and v["kvq_rtx_awq_bstar_fp8"] != "—"
+    assert float(v["kvq_h100_longest_gain"]) > float(v["kvq_h100_short_gain"]) > 1
+    assert int(v["kvq_rtx_awq_long_fp8"]) >= 2 * int(v["kvq_rtx_awq_long"])
+    assert float(v["kvq_reload_vs_prefill"]) > 10  # reloading beats recomputing a 32k prompt
+
+
+def test_the_estimator_prints_every_table():
+    import contextlib
+    import io
+
+    from kv_quantization_long_context.long_context import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main()
+    text = out.getvalue()
+    for heading in (
+        "KV cache of one sequence",
+        "Sequences whose KV fits",
+        "YaRN",
+        "cpu_offload_gb",
+    ):
+        assert heading in text

@@ -5,11 +5,14 @@ FLOPs / peak) or from the vLLM facts the lesson states (FP8 W8A8 from sm 8.9, Ma
 so a change to the core that moves one fails here.
 """
 
+import itertools
+import math
+
 import pytest
 
 from core.formats import BF16, FP8, checkpoint_format, resident_weight_bytes, streamed_weight_bytes
 from core.forward import decode_bytes, decode_flops, decode_matmul_params, prefill_flops
-from core.gpus import load_gpus
+from core.gpus import GIB, load_gpus
 from core.memory import MemoryBudget
 from core.models import kv_bytes_per_token, load_model
 from core.quantization import (
@@ -151,3 +154,50 @@ def test_an_fp8_kv_cache_at_twice_the_context_has_the_same_critical_batch():
     once = critical_batch(RTX, QWEN_AWQ, 1024, awq)
     assert critical_batch(RTX, QWEN_AWQ, 2048, awq, kv_bytes=1) == pytest.approx(once)
     assert critical_batch(RTX, QWEN_AWQ, 2048, awq) is None
+
+
+# --- the lesson's values and chart ---
+
+
+def test_lesson_values_are_the_cores():
+    from weight_quantization.values import values
+
+    v = values()
+    assert v["wq_int4_bits"] == "4.156"
+    assert v["wq_a100_fp8_name"] == FP8_W8A16.name
+    c = format_cost(RTX, QWEN, FP8, 1024, 2048)
+    assert v["wq_rtx_fp8_tpot_ms"] == f"{c.decode.seconds * 1e3:.2f}"
+    assert v["wq_rtx_fp8_bstar"] == "—"
+    assert v["wq_fp8_gib"] == f"{resident_weight_bytes(QWEN, FP8) / GIB:.2f}"
+    assert all(name.startswith("wq_") for name in v)
+
+
+def test_published_accuracy_is_cited_with_url_and_date():
+    from weight_quantization.accuracy import QWEN2_7B, QWEN25_7B_FP8
+
+    for ev in (QWEN2_7B, QWEN25_7B_FP8):
+        assert ev.url.startswith("https://") and len(ev.read_on) == 10
+        for scores in ev.scores.values():
+            assert len(scores) == len(ev.benchmarks)
+            assert all(0 < s < 100 for s in scores)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_chart_draws_one_curve_per_format_with_hollow_points_where_kv_does_not_fit(lang):
+    import xml.etree.ElementTree as ET
+
+    from weight_quantization.chart import BATCHES, chart, curves
+
+    svg = ET.fromstring(chart(lang))
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(svg.findall(f"{ns}polyline")) == len(FORMATS)
+    circles = svg.findall(f"{ns}circle")
+    assert len(circles) == len(FORMATS) * len(BATCHES)
+    hollow = sum("bg-color" in c.get("style", "") for c in circles)
+    data = curves()
+    assert hollow == sum(sum(b > fits for b in BATCHES) for _, _, fits in data)
+    for _, points, _ in data:
+        for (b, t), (b2, t2) in itertools.pairwise(points):
+            assert b2 > b and t2 >= t  # a bigger batch never makes a step faster
+        assert math.isfinite(points[-1][1])
+    assert svg.find(f"{ns}title").text and svg.find(f"{ns}desc").text
