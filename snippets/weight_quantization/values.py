@@ -112,6 +112,15 @@ def values() -> dict[str, str]:
         "wq_fp8_acc_bf16": f"{QWEN25_7B_FP8.scores['BF16'][0]:.2f}",
         "wq_fp8_acc_fp8": f"{QWEN25_7B_FP8.scores['FP8 dynamic'][0]:.2f}",
     }
+    base = QWEN2_7B.scores["BF16"]
+
+    def drops(fmt: str) -> list[float]:
+        return [b - s for b, s in zip(base, QWEN2_7B.scores[fmt], strict=True)]
+
+    four_bit = drops("GPTQ-Int4") + drops("AWQ")
+    v["wq_acc_int8_max_drop"] = f"{max(drops('GPTQ-Int8')):.1f}"
+    v["wq_acc_int4_min_drop"] = f"{min(four_bit):.1f}"
+    v["wq_acc_int4_max_drop"] = f"{max(four_bit):.1f}"
     for fmt, scores in QWEN2_7B.scores.items():
         key = fmt.lower().replace("-", "_")
         for bench, score in zip(QWEN2_7B.benchmarks, scores, strict=True):
