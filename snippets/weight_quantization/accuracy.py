@@ -43,3 +43,17 @@ QWEN25_7B_FP8 = Evaluation(
     benchmarks=("OpenLLM v1 average",),
     scores={"BF16": (70.92,), "FP8 dynamic": (71.00,)},
 )
+
+
+def main() -> None:
+    for ev in (QWEN2_7B, QWEN25_7B_FP8):
+        print(f"{ev.publisher} ({ev.url}, read {ev.read_on})")
+        print(f"model: {ev.model}; measured: {ev.measured}")
+        print(f"{'format':<12}" + "".join(f"{b:>20}" for b in ev.benchmarks))
+        for fmt, scores in ev.scores.items():
+            print(f"{fmt:<12}" + "".join(f"{s:>20.2f}" for s in scores))
+        print()
+
+
+if __name__ == "__main__":
+    main()

@@ -108,6 +108,7 @@ def chart(lang: str = "zh") -> str:
         f'<text transform="translate(16 {(top + bottom) / 2}) rotate(-90)" text-anchor="middle" '
         f"{fg}>{escape(text['y'])}</text>"
     )
+    labels: list[tuple[float, str, float]] = []  # (y, format name, x) at each curve's end
     for (name, points, fits), dash in zip(data, DASHES, strict=True):
         coords = " ".join(f"{sx(b):.1f},{sy(t * 1e3):.1f}" for b, t in points)
         dashed = f' stroke-dasharray="{dash}"' if dash else ""
@@ -119,10 +120,13 @@ def chart(lang: str = "zh") -> str:
                 f'style="fill: {fill}" stroke="currentColor"/>'
             )
         last_b, last_t = points[-1]
-        out.append(
-            f'<text x="{sx(last_b) + 8:.1f}" y="{sy(last_t * 1e3) + 4:.1f}" {fg}>'
-            f"{escape(name)}</text>"
-        )
+        labels.append((sy(last_t * 1e3) + 4, name, sx(last_b) + 8))
+    labels.sort()
+    for i in range(1, len(labels)):  # curves that end close together: keep the names 14 px apart
+        y, name, x = labels[i]
+        labels[i] = (max(y, labels[i - 1][0] + 14), name, x)
+    for y, name, x in labels:
+        out.append(f'<text x="{x:.1f}" y="{y:.1f}" {fg}>{escape(name)}</text>')
     out.append(f'<text x="{left + 8}" y="{top + 14}" {fg}>{escape(text["hollow"])}</text>')
     out.append("</svg>")
     return "\n".join(out)
