@@ -89,6 +89,7 @@ def values() -> dict[str, str]:
         "kvq_h100_longest_gain": f"{step(LONGEST, 'auto') / step(LONGEST, 'fp8'):.2f}",
         "kvq_h100_batch1_short_gain": f"{step(SHORT, 'auto', 1) / step(SHORT, 'fp8', 1):.3f}",
         "kvq_kv_share_short": f"{kv_bytes_share(qwen, SHORT, None, BATCH):.0%}",
+        "kvq_kv_share_long": f"{kv_bytes_share(qwen, LONG, None, BATCH):.0%}",
         "kvq_kv_share_longest": f"{kv_bytes_share(qwen, LONGEST, None, BATCH):.0%}",
         # the critical batch moves too
         "kvq_bstar_context": f"{BSTAR_CONTEXT:,}",

@@ -86,6 +86,7 @@ def values() -> dict[str, str]:
         "wq_rtx_fp8_b0": _b(r_fp8.critical_batch_weights),
         "wq_rtx_int4_b0": _b(r_int4.critical_batch_weights),
         "wq_int4_b0_ratio": f"{r_bf16.critical_batch_weights / r_int4.critical_batch_weights:.2f}",
+        "wq_int4_bits_ratio": f"{16 / bits_per_weight(INT4_G128):.2f}",  # if lm_head were 4-bit too
         "wq_rtx_bf16_bstar": _b(r_bf16.critical_batch_context),
         "wq_rtx_fp8_bstar": _b(r_fp8.critical_batch_context),
         "wq_rtx_int4_bstar": _b(r_int4.critical_batch_context),
