@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
+
 from serve_site import CHROMIUM, DESKTOP, launch_chromium, serve
 
 ROOT = Path(__file__).resolve().parent.parent

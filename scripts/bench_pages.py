@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
+
 from serve_site import CHROMIUM, DESKTOP, RENDERED_JS, launch_chromium, page_paths, serve
 
 ROOT = Path(__file__).resolve().parent.parent
