@@ -19,6 +19,7 @@ from pathlib import Path
 
 import adr_table
 from playwright.sync_api import Browser, sync_playwright
+
 from serve_site import CHROMIUM, DESKTOP, launch_chromium, serve
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -928,13 +928,12 @@ def describe(path: Path) -> str:
 
 def lab_scripts(manifest: Path = ROOT / "docs" / "lessons.yml") -> list[str]:
     """Every lab, as "<slug>/<name>": labs/<slug>/*.py of each lesson in the manifest, in order."""
-    import yaml  # pyyaml: in the site's lock, and a dependency of vLLM in the labs' environment
+    from coursesite.manifest import read_course  # pyyaml: in both environments
 
-    lessons = yaml.safe_load(manifest.read_text(encoding="utf-8"))["lessons"]
     return [
-        f"{lesson['slug']}/{script.stem}"
-        for lesson in lessons
-        for script in sorted((ROOT / "labs" / lesson["slug"]).glob("*.py"))
+        f"{lesson.slug}/{script.stem}"
+        for lesson in read_course(manifest).lessons
+        for script in sorted((ROOT / "labs" / lesson.slug).glob("*.py"))
     ]
 
 

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from coursesite.manifest import Course, Lesson, load_course
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-sys.path.insert(0, str(ROOT / "scripts" / "hooks"))  # the hooks' modules: course, values, ...
-
-from course import Course, Lesson, load_course  # noqa: E402  (the path above comes first)
 
 COURSE: Course = load_course(DOCS, ROOT / "snippets")
 # the first lesson written as a Markdown page (not a notebook): its page has code, math and a lab

@@ -6,12 +6,12 @@ import copy
 import itertools
 import json
 import math
-import sys
 import xml.etree.ElementTree as ET
 
 import jsonschema
 import pytest
 
+import verify_labs  # scripts/verify_labs.py
 from batched_decode import chart, lab_results
 from batched_decode.batch_bound import (
     BATCHES,
@@ -33,9 +33,6 @@ from core.memory import MemoryBudget
 from core.models import kv_bytes_per_token, load_model
 from core.roofline import critical_batch, decode_intensity_limit
 from lab_docs import QWEN_BF16, RTX_4090, results_doc
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import verify_labs  # scripts/verify_labs.py
 
 SVG = "{http://www.w3.org/2000/svg}"
 GPUS = load_gpus()

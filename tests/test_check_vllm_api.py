@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
+import check_vllm_api  # scripts/check_vllm_api.py
 from conftest import ROOT
 from labs_env import require_labs_python
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import check_vllm_api  # scripts/check_vllm_api.py
 
 # A miniature vllm package with the shapes the checker reads: LLM with **kwargs handed to the
 # EngineArgs dataclass, a msgspec-style SamplingParams, a TypedDict prompt with a base class.

@@ -5,20 +5,17 @@ import ast
 import itertools
 import math
 import re
-import sys
 
 import numpy as np
 import pytest
 
+import verify_labs  # scripts/verify_labs.py
 from conftest import DOCS, ROOT
 from continuous_batching import simulate as sim
 from continuous_batching.timeline import IDLE, TOY, busy_share, gantt, makespan, timeline
 from continuous_batching.values import harmonic, values
 from core.roofline import tpot_bound, ttft_bound
 from lab_docs import QWEN_AWQ, results_doc
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import verify_labs  # scripts/verify_labs.py
 
 HW = sim.default_hardware()
 STREAM = sim.request_stream()

@@ -17,10 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import COURSE, ROOT
-
-sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
+from conftest import COURSE, ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "gpu-labs.yml"
 

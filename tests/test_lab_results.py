@@ -6,22 +6,18 @@ from a straight-line model so each claim's pass and fail cases are known.
 
 import copy
 import json
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import jsonschema
 import pytest
 
-from conftest import ROOT
-from lab_docs import RTX_4090, TEST_CPU, results_doc
-
-sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
-
+from conftest import ROOT
 from core.formats import BF16, checkpoint_format
 from core.lab_results import model_for
 from core.models import load_model
+from lab_docs import RTX_4090, TEST_CPU, results_doc
 from prefill_decode import lab_results
 
 RESULTS = ROOT / "labs" / "results"

@@ -4,20 +4,17 @@ goodput and cost, the chart, the values the page quotes, and verify_labs on load
 import copy
 import importlib.util
 import math
-import sys
 
 import numpy as np
 import pytest
 
+import verify_labs  # scripts/verify_labs.py
 from conftest import ROOT
 from continuous_batching import simulate as sim
 from lab_docs import QWEN_AWQ, RTX_4090, TEST_CPU, results_doc
 from latency_metrics.metrics import StreamedRequest, goodput, meets_slos, percentile
 from load_testing import arrivals, chart, cost, sweep
 from load_testing.values import values
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import verify_labs  # scripts/verify_labs.py
 
 LAB = ROOT / "labs" / "load_testing" / "poisson_load.py"
 

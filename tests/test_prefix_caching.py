@@ -133,11 +133,7 @@ def prefix_doc(block: int = 128, system: int = 300, question: int = 40) -> dict:
 
 
 def verify(doc: dict) -> dict[str, str]:
-    import sys
 
-    from conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "scripts"))
     import verify_labs
 
     return {c.name: c.status for c in verify_labs.checks_for(doc, [], 0.3)}

@@ -90,8 +90,8 @@ def served(tmp_path) -> Iterator[tuple[str, Path, Popen]]:
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_stopped_server_leaves_no_temporary_folder(served, stop):
-    """scripts/hooks/serve_exit.py: stopped by a signal instead of Ctrl-C, MkDocs still removes
-    its temporary site (~30 MB for the course) and the hooks' folders."""
+    """coursesite.serve_exit: stopped by a signal instead of Ctrl-C, MkDocs still removes
+    its temporary site (~30 MB for the course) and the build's folders."""
     base, site, server = served
     wait_for(f"{base}lesson/", lambda s, b: s == 200, server)
     assert any((site / "tmp").iterdir()), "the server built into no temporary folder"

@@ -14,7 +14,8 @@ import re
 import pytest
 
 from conftest import COURSE, DOCS, ROOT, chinese_pages, english_sibling
-from markdown_source import INLINE_CODE, VALUE, read_page
+from coursesite.syntax import INLINE_CODE, VALUE_REFERENCE
+from markdown_source import read_page
 
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?%?(?![\w]|\.\d)")  # not a version: 1.12.6
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.DOTALL)
@@ -38,7 +39,7 @@ def lesson_values() -> dict[str, dict[str, str]]:
 
 def typed_numbers(prose: list[str]) -> set[str]:
     text = "\n".join(prose)
-    for pattern in (INLINE_CODE, VALUE, MATH, LINK_TARGET):
+    for pattern in (INLINE_CODE, VALUE_REFERENCE, MATH, LINK_TARGET):
         text = pattern.sub(" ", text)
     return set(NUMBER.findall(text))
 

@@ -1,17 +1,17 @@
-"""MkDocs hook: under `make serve` (`mkdocs serve --dirty`) a save rebuilds the pages it changes.
+"""Under `make serve` (`mkdocs serve --dirty`) a save rebuilds the pages it changes.
 
 `--dirty` alone re-renders a page only when its own Markdown is newer than its output, so an
-edited snippet would leave stale executed output on the page (TOOLCHAIN item 11). This hook
+edited snippet would leave stale executed output on the page (docs/adr/0014). This stage
 finds, at the start of each rebuild, which watched files changed since the last one, and marks
 every page that can show them as modified:
 
 - a module under snippets/<package>/: every page that runs it: includes it, imports it, or quotes
-  the values of the package's values.py ({{ package.name }}), directly or through the modules
+  the values of the package's values.py (`{{ package.name }}`), directly or through the modules
   those import (an import graph of the modules, read with `ast`);
 - a data file under snippets/<package>/ (core/models/*.json), or a module added or removed: every
   page that runs any module of that package (a module may open a file by path);
 - another file a page includes with `--8<--` (a lab script): the pages that include it;
-- anything else (mkdocs.yml, a hook, docs/lessons.yml, docs/includes/, labs/results/, a file
+- anything else (mkdocs.yml, coursesite/, docs/lessons.yml, docs/includes/, labs/results/, a file
   outside a package), or a page added or removed (the nav changes): every page, as a full build
   would. Stylesheets, scripts and images under
   docs/ are copied by MkDocs itself and need no page rebuilt.
@@ -35,14 +35,11 @@ See docs/adr/0014-serve-rebuilds.md.
 import ast
 import json
 import logging
-import os
 import re
 import shutil
-import sys
 import tempfile
 import threading
 import time
-import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,20 +48,18 @@ from urllib.parse import unquote, urlsplit
 import jinja2
 import jinja2.bccache
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.plugins import event_priority
 from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
-DIRTY_MARKER = "COURSE_MKDOCS_SERVE_DIRTY"  # on_startup runs once; this hook reloads per rebuild
-# survives the hook's reloads: one module object per `mkdocs serve` process
-STATE_MODULE = "course_serve_rebuild_state"
+from coursesite import Build
+from coursesite.session import SESSION
+from coursesite.syntax import VALUE_REFERENCE, includes
+
 DIRTY_WARNING = "A 'dirty' build is being performed"
-INCLUDE = re.compile(r"""--8<--\s+["']([^"':]+)(?::[^"']*)?["']""")
 # `from a.b import c, d` and `import a.b, e` (a relative `from .x` is for modules, read by ast)
 FROM_IMPORT = re.compile(r"\bfrom\s+([A-Za-z_][\w.]*)\s+import\s+(\([^)]*\)|[\w \t,]+)")
 PLAIN_IMPORT = re.compile(r"\bimport\s+([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*)")
-VALUE = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\.[a-z_][a-z0-9_]*\s*\}\}")
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 FULL_REBUILD_DOCS = ("includes/", "lessons.yml")  # docs/ files every page reads
 PAGE_SUFFIXES = (".md", ".ipynb")
@@ -74,31 +69,6 @@ RELOAD_WAIT_S = 3.0  # the second pass starts when the open page has reloaded, o
 
 _log = logging.getLogger("mkdocs.hooks.serve_rebuild")
 Stamp = tuple[int, int]  # (mtime_ns, size)
-
-
-def _state() -> types.ModuleType:
-    state = sys.modules.get(STATE_MODULE)
-    if state is None:
-        state = types.ModuleType(STATE_MODULE)
-        state.stamps = None  # path -> Stamp at the last finished build
-        state.titles = {}  # src_uri -> title, of every page rendered so far
-        state.search = {}  # page URL -> its search index entries, newest build
-        state.templates = _TemplateCache()  # compiled theme templates, checked against source
-        state.module_graph = {}  # module_imports' memo
-        state.page_urls = {}  # a page's source path -> its URL, as last built
-        state.outputs = {}  # a page's URL -> its output file, relative to site_dir
-        state.removed = []  # source paths of pages removed since the last finished build
-        state.open = OpenPages()  # pages whose live-reload poll is waiting (mkdocs serve only)
-        state.trigger = None  # a watched file: writing it starts the second pass
-        state.deferred = set()  # URLs of pages left for the second pass
-        state.deferring = set()  # ... being collected by the build under way (each language)
-        state.building = set()  # URLs the build under way renders
-        state.saw_change = False  # whether the build under way has an edit of its own
-        state.last_build = LastBuild(second_pass=False, urls=frozenset())
-        state.last_end_ms = 0  # when the last build ended
-        state.first_pass_after_ms = 0  # the build before the pending first pass ended then
-        sys.modules[STATE_MODULE] = state
-    return state
 
 
 class _TemplateCache(jinja2.BytecodeCache):
@@ -117,7 +87,35 @@ class _TemplateCache(jinja2.BytecodeCache):
 
 
 def active() -> bool:
-    return os.environ.get(DIRTY_MARKER) == "1"
+    return SESSION.dirty
+
+
+@dataclass
+class ServeState:
+    """What a `mkdocs serve` process remembers from one rebuild to the next. MkDocs loads the
+    hook again for every rebuild; this module is imported once, so STATE lives as long as the
+    process."""
+
+    stamps: "dict[str, Stamp] | None" = None  # path -> Stamp at the last finished build
+    titles: dict = field(default_factory=dict)  # src_uri -> title, of every page rendered so far
+    search: dict = field(default_factory=dict)  # page URL -> its search index entries, newest
+    templates: "_TemplateCache" = field(default_factory=lambda: _TemplateCache())
+    module_graph: dict = field(default_factory=dict)  # module_imports' memo
+    page_urls: dict = field(default_factory=dict)  # a page's source path -> its URL, last built
+    outputs: dict = field(default_factory=dict)  # a page's URL -> its output, relative to site
+    removed: list = field(default_factory=list)  # pages removed since the last finished build
+    open: "OpenPages" = field(default_factory=lambda: OpenPages())  # pages a poll waits on
+    trigger: Path | None = None  # a watched file: writing it starts the second pass
+    deferred: set = field(default_factory=set)  # URLs of pages left for the second pass
+    deferring: set = field(default_factory=set)  # ... collected by the build under way
+    building: set = field(default_factory=set)  # URLs the build under way renders
+    saw_change: bool = False  # whether the build under way has an edit of its own
+    last_build: "LastBuild" = field(
+        default_factory=lambda: LastBuild(second_pass=False, urls=frozenset())
+    )
+    last_end_ms: int = 0  # when the last build ended
+    first_pass_after_ms: int = 0  # the build before the pending first pass ended then
+    pending: "dict[str, Stamp] | None" = None  # this build's snapshot, kept once it finishes
 
 
 class _DropDirtyWarning(logging.Filter):
@@ -274,16 +272,17 @@ def page_reads(text: str, layout: Layout, known: dict[str, Path]) -> Reads:
     rebuilds a page more often, never shows stale output."""
     reads = Reads()
     names = named_in_text(text)
-    for name in INCLUDE.findall(text):
-        path = layout.resolve_include(name.strip())
+    for name in includes(text):
+        path = layout.resolve_include(name)
         if path is not None:
             reads.files.add(path)
             # an included snippet runs as part of the page's block: its imports are the page's
             names |= named_in_text(path.read_text(encoding="utf-8", errors="replace"))
             if (module := module_name(path, layout)) is not None:
                 names.add(module)
-    # {{ package.name }} is computed by snippets/<package>/values.py (values.py hook)
-    names |= {f"{package}.values" for package in VALUE.findall(text)}
+    # a value reference is computed by snippets/<package>/values.py (coursesite.values); one in
+    # code counts too: that only rebuilds the page more often
+    names |= {f"{package}.values" for package, _ in VALUE_REFERENCE.findall(text)}
     reads.modules = resolve(names, known)
     return reads
 
@@ -450,7 +449,7 @@ def answer_poll(app: WSGIApp, environ: dict, epoch: int, tab: str) -> int:
     return int(b"".join(app(inner, lambda *args: None)))
 
 
-def watched_polls(app: WSGIApp, mount_path: str, state: types.ModuleType) -> WSGIApp:
+def watched_polls(app: WSGIApp, mount_path: str, state: ServeState) -> WSGIApp:
     """MkDocs' server app, with its live-reload polls recorded (which pages are open) and a page
     that the last build left alone kept from reloading when that build was a second pass."""
 
@@ -477,10 +476,13 @@ def watched_polls(app: WSGIApp, mount_path: str, state: types.ModuleType) -> WSG
     return serve
 
 
-def _second_pass_after_reload(state: types.ModuleType) -> None:
+def _second_pass_after_reload(state: ServeState) -> None:
     if state.open.awaited:
         state.open.reloaded.wait(RELOAD_WAIT_S)
     state.trigger.write_text(str(time.monotonic_ns()), encoding="utf-8")  # the watcher sees it
+
+
+STATE = ServeState()
 
 
 # --- the events ------------------------------------------------------------------------------
@@ -500,28 +502,20 @@ def _watched(config: MkDocsConfig) -> list[Path]:
     return [Path(config.docs_dir), Path(config.config_file_path), *(root / w for w in config.watch)]
 
 
-def on_startup(command: str, dirty: bool = False, **_) -> None:
-    os.environ[DIRTY_MARKER] = "1" if command == "serve" and dirty else "0"
-
-
-def on_config(config: MkDocsConfig) -> MkDocsConfig:
+def drop_dirty_warning() -> None:
     if active():
         logger = logging.getLogger("mkdocs.commands.build")
         if not any(isinstance(f, _DropDirtyWarning) for f in logger.filters):
             logger.addFilter(_DropDirtyWarning())
-    return config
 
 
-_pending: list[dict[str, Stamp]] = []  # this build's snapshot, kept once the build finishes
-
-
-@event_priority(-110)  # after static-i18n's on_files (-100), which makes new File objects
-def on_files(files: Files, config: MkDocsConfig) -> Files:
+def mark_changed_pages(files: Files, config: MkDocsConfig) -> Files:
+    """The pages a change reaches marked modified (after static-i18n made its File objects)."""
     if not active():
         return files
-    state = _state()
+    state = STATE
     now = stamps(_watched(config))
-    _pending[:] = [now]
+    state.pending = now
     for file in files.documentation_pages():
         if file.abs_src_path:
             state.page_urls[str(Path(file.abs_src_path))] = file.url
@@ -578,17 +572,17 @@ def _outer_build(config: MkDocsConfig) -> bool:
     return not (i18n is not None and getattr(i18n, "building", False))
 
 
-def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
+def cache_templates(env: jinja2.Environment) -> jinja2.Environment:
     if active():
-        env.bytecode_cache = _state().templates
+        env.bytecode_cache = STATE.templates
     return env
 
 
-@event_priority(-110)  # after static-i18n's on_nav (-100), which rebuilds the nav
-def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
+def keep_titles(nav: Navigation) -> Navigation:
+    """The pages --dirty skips keep their titles (after static-i18n rebuilt the nav)."""
     if not active():
         return nav
-    titles = _state().titles
+    titles = STATE.titles
     for page in nav.pages:
         if not page.file.is_modified() and page.file.src_uri in titles:
             page.title = titles[page.file.src_uri]  # a page --dirty skips keeps its title
@@ -603,11 +597,11 @@ def _search_entries(config: MkDocsConfig) -> list[dict] | None:
     return None
 
 
-def on_page_context(context, page: Page, config: MkDocsConfig, nav: Navigation):
-    # after the search plugin's own on_page_context (plugins run before hooks): this page's
-    # entries are in its index now
+def record_page(page: Page, config: MkDocsConfig) -> None:
+    """A rendered page's title, output and search entries (after the search plugin's own
+    on_page_context: this page's entries are in its index now)."""
     if active():
-        state = _state()
+        state = STATE
         state.titles[page.file.src_uri] = page.title
         state.outputs[page.file.url] = page.file.dest_uri
         entries = _search_entries(config)
@@ -615,30 +609,28 @@ def on_page_context(context, page: Page, config: MkDocsConfig, nav: Navigation):
             state.search[page.url] = [
                 entry for entry in entries if entry.get("location", "").split("#")[0] == page.url
             ]
-    return context
 
 
-@event_priority(-150)  # after search (0) and static-i18n's merge (-100), before page_assets (-200)
-def on_post_build(config: MkDocsConfig) -> None:
+def finish_build(build: Build) -> None:
+    """Once every language is built (the pipeline runs it after static-i18n's merge of the search
+    index, before page_assets splits it)."""
     if not active():
         return
-    if not _outer_build(config):
-        return  # an inner build of another language: the outer build finishes the work
-    state = _state()
+    state = STATE
     for source in state.removed:  # MkDocs leaves a dirty build's old output in place
         url = state.page_urls.pop(source)
         state.search.pop(url, None)
         if (output := state.outputs.pop(url, None)) is not None:
-            remove_output(Path(config.site_dir), output)
+            remove_output(build.site, output)
     state.removed = []
-    index = Path(config.site_dir) / "search" / "search_index.json"
-    if state.stamps is not _pending[0] and index.is_file():
+    index = build.site / "search" / "search_index.json"
+    if state.stamps is not state.pending and index.is_file():
         # a rebuild: the index from every page's newest entries (Material's dirty merge keeps
         # the first rebuilt page's entries only, and loses another language's)
         data = json.loads(index.read_text(encoding="utf-8"))
         data["docs"] = [entry for entries in state.search.values() for entry in entries]
         index.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-    state.stamps = _pending[0]  # only a finished build moves the baseline
+    state.stamps = state.pending  # only a finished build moves the baseline
     if state.deferring and (state.saw_change or not state.deferred):
         # a first pass (the pages the browser shows, for an edit): pages served after the
         # build before it have seen it
@@ -654,11 +646,11 @@ def on_post_build(config: MkDocsConfig) -> None:
         threading.Thread(target=_second_pass_after_reload, args=(state,), daemon=True).start()
 
 
-def on_build_error(error: Exception, **_) -> None:
+def build_failed() -> None:
     # a failed build reloads every open page (serve_failures.py shows the failure there), and
     # its first pass, if it was one, did not happen: the next build starts over from the edit
     if active():
-        state = _state()
+        state = STATE
         state.last_build = LastBuild(second_pass=False, urls=frozenset())
         state.deferring = set()
 
@@ -672,12 +664,12 @@ def remove_output(site: Path, output: str) -> None:
         page.parent.rmdir()
 
 
-def on_serve(server, config: MkDocsConfig, builder: Callable):
+def watch_server(server):
     """Record which pages the browsers show (their live-reload polls) and watch the file that
     starts a second pass."""
     if not active():
         return server
-    state = _state()
+    state = STATE
     folder = Path(tempfile.mkdtemp(prefix="course_serve_"))
     state.trigger = folder / "second-pass"
     server.watch(str(folder))
@@ -685,7 +677,6 @@ def on_serve(server, config: MkDocsConfig, builder: Callable):
     return server
 
 
-def on_shutdown() -> None:
-    state = sys.modules.get(STATE_MODULE)
-    if state is not None and state.trigger is not None:
-        shutil.rmtree(state.trigger.parent, ignore_errors=True)
+def shutdown() -> None:
+    if STATE.trigger is not None:
+        shutil.rmtree(STATE.trigger.parent, ignore_errors=True)

@@ -1,8 +1,8 @@
-"""MkDocs hook: every formula is typeset at build time, so no page loads MathJax (docs/adr/0013).
+"""Every formula is typeset at build time, so no page loads MathJax (docs/adr/0013).
 
 pymdownx.arithmatex (`generic: true`) writes `<span class="arithmatex">\\(…\\)</span>` and
 `<div class="arithmatex">\\[…\\]</div>`; nbconvert leaves `$…$` and `$$…$$` in a notebook's
-Markdown cells. This hook hands each formula, after values.py has filled `{{ … }}`, to
+Markdown cells. This stage hands each formula, after coursesite.values has filled `{{ … }}`, to
 scripts/tex2svg.mjs (MathJax 4 in Node, one process per build, started only when a formula is
 not in the cache) and puts the answer in its place: an `<mjx-container>` with the formula as SVG
 paths in currentColor (dark mode follows the text colour) and MathJax's assistive MathML for
@@ -21,10 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
-from mkdocs.structure.pages import Page
+from coursesite import Build, PageInfo, StageError
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "tex2svg.mjs"
@@ -78,7 +75,7 @@ class Renderer:
     @staticmethod
     def _key() -> str:
         if not MATHJAX_PACKAGE.is_file():
-            raise PluginError(
+            raise StageError(
                 f"math_svg.py: {MATHJAX_PACKAGE} is missing: run `npm ci` (or `make assets`)"
             )
         version = json.loads(MATHJAX_PACKAGE.read_text(encoding="utf-8"))["version"]
@@ -91,7 +88,7 @@ class Renderer:
         if self.process is None:
             node = shutil.which("node")
             if node is None:
-                raise PluginError(
+                raise StageError(
                     "math_svg.py typesets formulas with Node (scripts/tex2svg.mjs): "
                     "`node` is not on PATH; install Node >= 20"
                 )
@@ -112,7 +109,7 @@ class Renderer:
         assert self.process is not None and self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            raise PluginError(f"math_svg.py: {SCRIPT.name} exited ({self.process.poll()})")
+            raise StageError(f"math_svg.py: {SCRIPT.name} exited ({self.process.poll()})")
         return line
 
     def stylesheet(self) -> str:
@@ -163,7 +160,7 @@ def typeset(formula: Formula, where: str) -> str:
         return renderer().render(formula)
     except ValueError as error:
         delimiters = ("\\[", "\\]") if formula.display else ("\\(", "\\)")
-        raise PluginError(
+        raise StageError(
             f"{where}: TeX error in {delimiters[0]}{formula.tex}{delimiters[1]}: {error}"
         ) from None
 
@@ -236,7 +233,7 @@ def share_glyphs(output: str) -> str:
     )
     body = BODY.search(output)
     if body is None:
-        raise PluginError("math_svg.py: a page with formulas has no <body>")
+        raise StageError("math_svg.py: a page with formulas has no <body>")
     return output[: body.end()] + cache + output[body.end() :]
 
 
@@ -245,16 +242,13 @@ def with_stylesheet(output: str, css: str) -> str:
     return output.replace("</head>", style, 1)
 
 
-@event_priority(50)  # before page_assets.py and llms.py's readers of the final page
-def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    output, found = typeset_page(output, page.file.src_uri)
+def typeset_formulas(output: str, page: PageInfo, build: Build) -> str:
+    """A built page with its formulas as SVG, and MathJax's stylesheet if it has any."""
+    output, found = typeset_page(output, page.src_uri)
     return with_stylesheet(output, renderer().stylesheet()) if found else output
 
 
-@event_priority(-200)  # after static-i18n (-100) has built every language
-def on_post_build(config: MkDocsConfig) -> None:
-    i18n = config.plugins.get("i18n")
-    if i18n is not None and getattr(i18n, "building", False):
-        return  # an inner build of another language: the outer build still needs Node
+def close(build: Build) -> None:
+    """At the end of a build: Node exits."""
     if _renderer:
         _renderer[0].close()

@@ -1,9 +1,9 @@
-"""MkDocs hook: highlighted code with fewer elements and the same colours (docs/adr/0013).
+"""Highlighted code with fewer elements and the same colours (docs/adr/0013).
 
 Pygments wraps every token of a code block in a <span>; on a lesson page with code these are
 most of the page's elements, and Chromium parses, styles and lays out each one while the page
 loads (ADR-0013, scripts/bench_page_variants.py). Material colours a token by its
-class, and many classes share a colour, so in pymdownx.highlight's blocks this hook
+class, and many classes share a colour, so in pymdownx.highlight's blocks this stage
 
 - unwraps tokens drawn in plain code colour (names, whitespace, classes Material does not colour);
 - joins neighbouring tokens of one colour, also across spaces on the same line, into one <span>.
@@ -16,6 +16,8 @@ looks for code annotations in them.
 """
 
 import re
+
+from coursesite import Build, PageInfo
 
 # Tokens drawn in the code text colour: Material's `.n, .kc` use --md-code-hl-name-color, which is
 # --md-code-fg-color in both schemes; `w`, `sa` and `vm` have no rule of their own.
@@ -73,5 +75,10 @@ def merge_spans(code: str) -> str:
     )
 
 
-def on_post_page(output: str, **kwargs) -> str:
+def merge_blocks(output: str) -> str:
+    """Every highlighted block of a page's HTML, its spans merged."""
     return BLOCK.sub(lambda m: m.group(1) + merge_spans(m.group(2)) + m.group(3), output)
+
+
+def merge_page(output: str, page: PageInfo, build: Build) -> str:
+    return merge_blocks(output)

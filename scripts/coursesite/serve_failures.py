@@ -1,16 +1,16 @@
-"""MkDocs hook: under `make serve` a rebuild that fails shows its errors in the browser.
+"""Under `make serve` a rebuild that fails shows its errors in the browser.
 
 When a rebuild fails (`--strict` warnings such as a page without its translation or a link to a
 removed page, a hook raising, a broken mkdocs.yml), MkDocs logs it and then holds every page
 request until a later rebuild succeeds: the author's browser waits with no message ("the server
-will appear stuck"). Under `mkdocs serve` this hook wraps the server's builder and app: a failed
+will appear stuck"). Under `mkdocs serve` this stage wraps the server's builder and app: a failed
 rebuild is recorded with the warnings and errors MkDocs logged during it, every page request is
 answered at once with a page that lists them (in the page's language, from static-i18n's
 languages), the open tabs reload to show it, and the failure page, which carries MkDocs' own
 live-reload script, reloads onto the site after the next successful rebuild. Stylesheets, scripts
 and images are still served from the last build. A raising executed block does not fail a serve
-build at all (exec_errors.py shows it in its own page). `make build` and `make test` are not
-affected: they never call on_serve. See docs/adr/0014-serve-rebuilds.md.
+build at all (coursesite.exec_errors shows it in its own page). `make build` and `make test` are not
+affected: they never serve. See docs/adr/0014-serve-rebuilds.md.
 """
 
 import html
@@ -21,7 +21,6 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort
 
 _log = logging.getLogger("mkdocs.hooks.serve_failures")
@@ -168,17 +167,8 @@ def failure_pages(
     return serve
 
 
-def language_prefixes(config: MkDocsConfig) -> dict[str, str]:
-    """language -> where its pages live: "" for the default, "<locale>/" for the others."""
-    i18n = config.plugins.get("i18n")
-    if i18n is None:
-        return {config.theme["language"]: ""}
-    return {
-        lang.locale: "" if lang.default else f"{lang.locale}/" for lang in i18n.config.languages
-    }
-
-
-def on_serve(server, config: MkDocsConfig, builder: Callable):
+def watch_server(server, prefixes: dict[str, str]):
+    """`prefixes`: language -> where its pages live ("" or "en/"), every configured language."""
     # Two details of MkDocs 1.6's LiveReloadServer: it calls `self.builder()` for each rebuild,
     # and `_inject_js_into_html` adds its live-reload script to a page; the served test in
     # tests/test_serve_rebuild.py and tests/browser/test_serve_failures.py fail if either changes
@@ -190,7 +180,7 @@ def on_serve(server, config: MkDocsConfig, builder: Callable):
             server.get_app(),
             builds,
             server.mount_path,
-            language_prefixes(config),
+            prefixes,
             server._inject_js_into_html,
         )
     )

@@ -1,6 +1,6 @@
-"""MkDocs hook: a "Run in browser" button on every executed Python block (docs/adr/0011).
+"""A "Run in browser" button on every executed Python block (docs/adr/0011).
 
-markdown-exec runs each `python exec="on"` block at build time. This hook wraps its fence
+markdown-exec runs each `python exec="on"` block at build time. This stage wraps its fence
 formatter: the block's HTML is unchanged, and gets a button above it. The button carries only
 the name of a file written into the site, `assets/run/<sha>.py`, holding the exact code the
 build ran (snippets expanded, `# markdown-exec: hide` lines included). Nothing else loads until
@@ -10,21 +10,26 @@ snippets/ (and recorded lab results) built here from the same files the build im
 
 A block whose imports (followed through the course's own modules) need a package that is neither
 in the standard library nor in snippets/ gets a note instead of the button, in the page's language.
+
+A page that needs a form of its own (the playground) says so with a marker naming the module
+that writes it, `<div data-run-form="playground.form"></div>`; the module's `form_html(lang,
+runner_url)` replaces the marker. The stage knows no lesson: it imports whatever module is named.
 """
 
 import ast
 import hashlib
 import html
+import importlib
+import re
 import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.exceptions import PluginError
-from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
+
+from coursesite import Build, PageInfo, StageError
 
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPETS = ROOT / "snippets"
@@ -47,36 +52,8 @@ LABELS = {
     },
 }
 
-PLAYGROUND_SLOT = '<div id="run-playground"></div>'  # in docs/performance/playground*.ipynb
-# Only the playground page carries the form, so its style travels with it (no site-wide CSS).
-PLAYGROUND_STYLE = """<style>
-.md-typeset .run-playground { display: flex; flex-wrap: wrap; gap: .6em 1.2em; align-items: end; }
-.md-typeset .run-playground label { display: flex; flex-direction: column; gap: .2em;
-  max-width: 100%; }
-.md-typeset .run-playground select, .md-typeset .run-playground input { max-width: 100%;
-  padding: .3em; font: inherit; color: var(--md-default-fg-color);
-  background: var(--md-default-bg-color); border: 1px solid var(--md-default-fg-color--light); }
-.md-typeset .run-playground p { flex-basis: 100%; margin: 0; }
-.md-typeset .run-playground-result { overflow-x: auto; }
-</style>"""
-PLAYGROUND = {
-    "zh": {
-        "model": "模型",
-        "fmt": "权重格式",
-        "gpu": "GPU",
-        "prompt_lengths": "prompt 长度 S（逗号分隔）",
-        "new_tokens": "生成的 token 数 n",
-        "submit": "在浏览器中计算",
-    },
-    "en": {
-        "model": "Model",
-        "fmt": "Weight format",
-        "gpu": "GPU",
-        "prompt_lengths": "Prompt lengths S (comma-separated)",
-        "new_tokens": "Tokens to generate n",
-        "submit": "Compute in browser",
-    },
-}
+# a page's form written by a module of snippets/ (its dotted name): form_html(lang, runner_url)
+FORM_MARKER = re.compile(r'<div data-run-form="(?P<module>[A-Za-z_][\w.]*)"></div>')
 
 
 @dataclass(frozen=True)
@@ -176,11 +153,6 @@ def write_archive(target: Path, files: dict[str, Path]) -> None:
 # --- the HTML around each block -------------------------------------------------------------
 
 
-def _language(src_uri: str) -> str:
-    parts = src_uri.rsplit("/", 1)[-1].split(".")
-    return parts[-2] if len(parts) > 2 and parts[-2] in LABELS else "zh"
-
-
 def control(block: Block, lang: str, runner_url: str, missing: list[str]) -> str:
     """The button (or the note saying why there is none) shown above a block."""
     text = LABELS[lang]
@@ -209,61 +181,42 @@ def _wrap(original: Callable[..., str]) -> Callable[..., str]:
     return format_block
 
 
-def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    fences = config.mdx_configs.get("pymdownx.superfences", {}).get("custom_fences", [])
+def wrap_python_fences(mdx_configs: dict) -> None:
+    """markdown-exec's python fence, wrapped so that each block gets its button."""
+    fences = mdx_configs.get("pymdownx.superfences", {}).get("custom_fences", [])
     python = [f for f in fences if f.get("name") == "python"]
     if not python:
-        raise PluginError("run_in_browser: markdown-exec registered no python fence")
+        raise StageError("run_in_browser: markdown-exec registered no python fence")
     for fence in python:
         if not getattr(fence["format"], "_run_in_browser", False):
             fence["format"] = _wrap(fence["format"])
             fence["format"]._run_in_browser = True
-    return config
 
 
-def on_page_markdown(markdown: str, page: Page, **_) -> str:
-    _page.update(lang=_language(page.file.src_uri), runner=get_relative_url(RUNNER, page.url))
+def start_page(markdown: str, page: PageInfo, build: Build) -> str:
+    _page.update(lang=page.lang, runner=get_relative_url(RUNNER, page.url))
     return markdown
 
 
-def playground_form(lang: str, runner_url: str) -> str:
-    """The playground's form, its options from the core (snippets/playground/web.py)."""
-    from playground.web import DEFAULTS, choices  # snippets/ is installed for the build
+def fill_forms(html_: str, page: PageInfo, build: Build) -> str:
+    """Each form marker replaced by the form its module writes (see the module docstring)."""
 
-    text = PLAYGROUND[lang]
-    fields = []
-    for name, options in choices(lang).items():
-        items = "".join(
-            f'<option value="{html.escape(value)}"'
-            f"{' selected' if value == DEFAULTS[name] else ''}>{html.escape(label)}</option>"
-            for value, label in options
-        )
-        fields.append(f'<label>{text[name]}<select name="{name}">{items}</select></label>')
-    for name, kind in (("prompt_lengths", "text"), ("new_tokens", "number")):
-        extra = ' min="1" step="1"' if kind == "number" else ""
-        fields.append(
-            f'<label>{text[name]}<input name="{name}" type="{kind}"{extra}'
-            f' value="{html.escape(str(DEFAULTS[name]))}" required></label>'
-        )
-    onsubmit = f"event.preventDefault();import('{runner_url}').then(m=>m.playground(this))"
-    return PLAYGROUND_STYLE + (
-        f'<form class="run-playground" onsubmit="{onsubmit}">{"".join(fields)}'
-        f'<p><button class="md-button md-button--primary" type="submit">{text["submit"]}'
-        '</button> <span class="run-status" role="status"></span></p></form>'
-        '<div class="run-playground-result"></div>'
-    )
+    def form(match: re.Match[str]) -> str:
+        try:
+            module = importlib.import_module(match["module"])
+        except ImportError as error:
+            message = f"{page.where}: data-run-form names {match['module']}: {error}"
+            raise StageError(message) from error
+        return module.form_html(page.lang, get_relative_url(RUNNER, page.url))
 
-
-def on_page_content(html_: str, page: Page, **_) -> str:
-    if PLAYGROUND_SLOT in html_:
-        form = playground_form(_language(page.file.src_uri), get_relative_url(RUNNER, page.url))
-        html_ = html_.replace(PLAYGROUND_SLOT, form, 1)
+    html_ = FORM_MARKER.sub(form, html_)
     _page.clear()
     return html_
 
 
-def on_post_build(config: MkDocsConfig) -> None:
-    run_dir = Path(config.site_dir) / RUN_DIR
+def write_blocks(build: Build) -> None:
+    """Each runnable block's code, and the course archive, into the site."""
+    run_dir = build.site / RUN_DIR
     run_dir.mkdir(parents=True, exist_ok=True)
     for name, block in _blocks.items():
         (run_dir / name).write_text(block.code, encoding="utf-8")

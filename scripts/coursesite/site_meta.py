@@ -1,7 +1,7 @@
-"""MkDocs hook: what the web and its tools read besides the page text (docs/adr/0012).
+"""What the web and its tools read besides the page text (docs/adr/0012).
 
 1. Every page's <head> links its versions in every language plus x-default (the default
-   language), with absolute URLs as search engines want them. (material_fixes.py drops the
+   language), with absolute URLs as search engines want them. (coursesite.material_fixes drops the
    relative ones static-i18n writes; javascripts/requests-on-demand.js keeps Material from
    fetching a sitemap.xml under each of them.)
 2. Material's repository widget fetches star and fork counts from the GitHub API, a request to
@@ -20,15 +20,12 @@
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from urllib.parse import urljoin
 
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.plugins import event_priority
-from mkdocs.structure.pages import Page
+from coursesite import Build, PageInfo
 
 HEAD_END = "</head>"
-# static-i18n's relative alternates: material_fixes.py drops them from pages, this from 404.html
+# static-i18n's relative alternates: material_fixes drops them from pages, this from 404.html
 RELATIVE_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
 SOURCE_WIDGET = ' data-md-component="source"'
 NOT_FOUND = "404.html"
@@ -63,11 +60,12 @@ def citation_for(text: str, repo_url: str) -> str:
     return REPOSITORY_CODE.sub(lambda _: f'repository-code: "{repo_url}"', text, count=1)
 
 
-def write_citation(config: MkDocsConfig) -> None:
-    source = Path(config.config_file_path).parent / CITATION
-    if source.is_file() and config.repo_url:
-        served = citation_for(source.read_text(encoding="utf-8"), config.repo_url)
-        (Path(config.site_dir) / CITATION).write_text(served, encoding="utf-8")
+def write_citation(build: Build) -> None:
+    """After the whole site: the served CITATION.cff names the repository this build is for."""
+    source = build.root / CITATION
+    if source.is_file() and build.repo_url:
+        served = citation_for(source.read_text(encoding="utf-8"), build.repo_url)
+        (build.site / CITATION).write_text(served, encoding="utf-8")
 
 
 def localized_404(html: str, lang: str, home_url: str, unbuilt: Sequence[str] = ()) -> str:
@@ -119,70 +117,38 @@ def not_found_switch(site_path: str, pages: dict[str, str]) -> str:
     )
 
 
-def _i18n(config: MkDocsConfig):
-    return config.plugins.get("i18n")
-
-
-def _languages(config: MkDocsConfig) -> tuple[str, list[str]]:
-    """(default language, every built language)"""
-    i18n = _i18n(config)
-    if i18n is None:
-        return config.theme["language"], [config.theme["language"]]
-    langs = [lang for lang in i18n.config.languages if lang.build]
-    return next(lang.locale for lang in langs if lang.default), [lang.locale for lang in langs]
-
-
-def _site_path(config: MkDocsConfig) -> str:
-    """The path the site is published under: "/" or "/course/"."""
-    path = re.sub(r"^[a-z]+://[^/]+", "", config.site_url or "/") or "/"
-    return path if path.endswith("/") else path + "/"
-
-
-def _current_language(config: MkDocsConfig) -> str:
-    i18n = _i18n(config)
-    return i18n.current_language if i18n is not None else config.theme["language"]
-
-
-def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+def page_links(output: str, page: PageInfo, build: Build) -> str:
+    """A page's header without the repository widget, with absolute hreflang alternates."""
     output = output.replace(SOURCE_WIDGET, "")
-    alternates = getattr(page.file, "alternates", None) or {_current_language(config): page.file}
-    default, _ = _languages(config)
-    site_url = config.site_url or "/"
-    urls = {lang: urljoin(site_url, file.url) for lang, file in alternates.items()}
-    if default not in urls:
+    alternates = page.alternates or {build.lang: page.url}
+    urls = {lang: urljoin(build.site_url, url) for lang, url in alternates.items()}
+    if build.languages.default not in urls:
         return output
-    return add_alternates(output, urls, default)
+    return add_alternates(output, urls, build.languages.default)
 
 
-def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> str:
-    if template_name == NOT_FOUND:
-        output = RELATIVE_ALTERNATE.sub("", output.replace(SOURCE_WIDGET, ""))
-        lang = _current_language(config)
-        default, _ = _languages(config)
-        home = _site_path(config) + ("" if lang == default else f"{lang}/")
-        i18n = _i18n(config)
-        unbuilt = [] if i18n is None else [o.locale for o in i18n.config.languages if not o.build]
-        output = localized_404(output, lang, home, unbuilt)
-        _not_found[lang] = output
+def not_found_page(output: str, build: Build) -> str:
+    """404.html in the language being built; kept for write_not_found_pages."""
+    output = RELATIVE_ALTERNATE.sub("", output.replace(SOURCE_WIDGET, ""))
+    languages = build.languages
+    home = build.site_path + languages.prefix(build.lang)
+    output = localized_404(output, build.lang, home, languages.unbuilt)
+    _not_found[build.lang] = output
     return output
 
 
-@event_priority(-200)  # after static-i18n (-100) has built every language
-def on_post_build(config: MkDocsConfig) -> None:
-    write_citation(config)
-    i18n = _i18n(config)
-    if i18n is None or i18n.building:
-        return
-    default, languages = _languages(config)
-    others = [lang for lang in languages if lang != default and lang in _not_found]
+def write_not_found_pages(build: Build) -> None:
+    """After every language is built: the root 404.html switches to a language by URL, and
+    <lang>/404.html holds each other language's."""
+    languages = build.languages
+    default = languages.default
+    others = [lang for lang in languages.built if lang != default and lang in _not_found]
     if default not in _not_found:
         return
-    site = Path(config.site_dir)
     for lang in others:
-        (site / lang).mkdir(parents=True, exist_ok=True)
-        (site / lang / NOT_FOUND).write_text(_not_found[lang], encoding="utf-8")
-    site_path = _site_path(config)
-    switch = not_found_switch(site_path, {lang: _not_found[lang] for lang in others})
+        (build.site / lang).mkdir(parents=True, exist_ok=True)
+        (build.site / lang / NOT_FOUND).write_text(_not_found[lang], encoding="utf-8")
+    switch = not_found_switch(build.site_path, {lang: _not_found[lang] for lang in others})
     # after <meta charset>: a browser looks for it in the first 1024 bytes only
     root = re.sub(
         r'(<meta charset="utf-8">)',
@@ -190,5 +156,5 @@ def on_post_build(config: MkDocsConfig) -> None:
         _not_found[default],
         count=1,
     )
-    (site / NOT_FOUND).write_text(root, encoding="utf-8")
+    (build.site / NOT_FOUND).write_text(root, encoding="utf-8")
     _not_found.clear()

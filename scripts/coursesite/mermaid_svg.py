@@ -1,7 +1,7 @@
-"""MkDocs hook: Mermaid diagrams drawn to SVG at build time, so no page loads Mermaid (ADR-0013).
+"""Mermaid diagrams drawn to SVG at build time, so no page loads Mermaid (ADR-0013).
 
 Mermaid lays a diagram out with the browser's text measurement, so it cannot run in Node alone.
-This hook draws each `<pre class="mermaid">` the way Material's own JavaScript would in the
+This stage draws each `<pre class="mermaid">` the way Material's own JavaScript would in the
 reader's browser, but once, in Debian's headless Chromium driven by Playwright: the npm package's
 `mermaid.min.js`, Material's CSS, and Material's own Mermaid settings (its `themeCSS`, read from
 Material's bundle, which colours diagrams with `--md-mermaid-*` variables, so dark mode still
@@ -9,7 +9,7 @@ works). The SVG goes into the page inside a declarative shadow root, where Mater
 
 Drawings are cached under .cache/mermaid-svg/ by diagram source, Mermaid's version and Material's
 settings; Chromium starts only on a cache miss. Without Chromium (an author's machine without
-it), the diagrams stay `<pre class="mermaid">`, page_assets.py keeps Mermaid's script on those
+it), the diagrams stay `<pre class="mermaid">`, page_assets keeps Mermaid's script on those
 pages and the reader's browser draws them as before; the build says so once. A diagram Mermaid
 cannot parse fails the build, naming the page.
 """
@@ -27,10 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import material
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
-from mkdocs.structure.pages import Page
+
+from coursesite import Build, PageInfo, StageError
 
 ROOT = Path(__file__).resolve().parents[2]
 MERMAID_DIST = ROOT / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
@@ -59,13 +57,13 @@ log = logging.getLogger("mkdocs.hooks.mermaid_svg")
 def material_theme_css() -> str:
     bundles = sorted((MATERIAL_ASSETS / "javascripts").glob("bundle.*.min.js"))
     if not bundles:
-        raise PluginError(f"mermaid_svg.py: no bundle.*.min.js under {MATERIAL_ASSETS}")
+        raise StageError(f"mermaid_svg.py: no bundle.*.min.js under {MATERIAL_ASSETS}")
     match = THEME_CSS.search(bundles[0].read_text(encoding="utf-8"))
     if match is None:
-        raise PluginError(
+        raise StageError(
             f"mermaid_svg.py: Material's Mermaid themeCSS not found in {bundles[0].name}; "
             "Material changed how it draws diagrams: update THEME_CSS in "
-            "scripts/hooks/mermaid_svg.py"
+            "scripts/coursesite/mermaid_svg.py"
         )
     return json.loads(f'"{match[1]}"')
 
@@ -85,7 +83,7 @@ class Drawer:
 
     def __init__(self) -> None:
         if not MERMAID_PACKAGE.is_file():
-            raise PluginError(f"mermaid_svg.py: {MERMAID_PACKAGE} is missing: run `npm ci`")
+            raise StageError(f"mermaid_svg.py: {MERMAID_PACKAGE} is missing: run `npm ci`")
         self.theme_css = material_theme_css()
         version = json.loads(MERMAID_PACKAGE.read_text(encoding="utf-8"))["version"]
         key = version + self.theme_css + Path(__file__).read_text(encoding="utf-8")
@@ -173,21 +171,17 @@ def draw_page(output: str, where: str) -> str:
             svg = drawer().draw(source)
         except ValueError as error:
             first = source.strip().splitlines()[0] if source.strip() else ""
-            raise PluginError(f"{where}: Mermaid diagram '{first}…' is invalid: {error}") from None
+            raise StageError(f"{where}: Mermaid diagram '{first}…' is invalid: {error}") from None
         return match[0] if svg is None else shadowed(svg)
 
     return PRE.sub(one, output)
 
 
-@event_priority(50)  # before page_assets.py decides whether the page needs Mermaid's script
-def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    return draw_page(output, page.file.src_uri)
+def draw_diagrams(output: str, page: PageInfo, build: Build) -> str:
+    return draw_page(output, page.src_uri)
 
 
-@event_priority(-200)  # after static-i18n (-100) has built every language
-def on_post_build(config: MkDocsConfig) -> None:
-    i18n = config.plugins.get("i18n")
-    if i18n is not None and getattr(i18n, "building", False):
-        return  # an inner build of another language
+def close(build: Build) -> None:
+    """At the end of a build: Chromium exits."""
     if _drawer:
         _drawer[0].close()

@@ -1,11 +1,12 @@
-"""MkDocs hook: under `mkdocs serve`, SIGTERM and SIGHUP stop the server the way Ctrl-C does.
+"""Under `mkdocs serve`, SIGTERM and SIGHUP stop the server the way Ctrl-C does.
 
 `mkdocs serve` builds into a temporary folder (`mkdtemp(prefix="mkdocs_")`, ~30 MB for this
 site) and removes it, and calls the hooks' on_shutdown, only when it leaves through
 KeyboardInterrupt. A server stopped by a process manager, a test's `terminate()` or a closed
 terminal was killed outright and left the folder behind: hundreds of them had filled /tmp.
 Turning those signals into KeyboardInterrupt gives them the same clean exit, from the first
-build on (on_startup; on_serve too, for `mkdocs serve --clean`, which starts up as a build).
+build on (at startup; and when the server starts, for `mkdocs serve --clean`, which starts up
+as a build).
 A signal the server was started to ignore (`nohup make serve`) stays ignored. `make build`
 never installs the handlers.
 """
@@ -29,13 +30,3 @@ def install() -> None:
     for stop in STOP_SIGNALS:
         if signal.getsignal(stop) is not signal.SIG_IGN:
             signal.signal(stop, stop_like_ctrl_c)
-
-
-def on_startup(command: str, **_) -> None:
-    if command == "serve":
-        install()
-
-
-def on_serve(server, config, builder):
-    install()
-    return server

@@ -1,4 +1,4 @@
-"""MkDocs hook: a failing executed block names its page; under `mkdocs serve` it shows in the page.
+"""A failing executed block names its page; under `mkdocs serve` it shows in the page.
 
 markdown-exec logs "Execution of python code block 'ID' exited with errors" without the page;
 this adds it, so `mkdocs build --strict` points at the file to fix.
@@ -13,21 +13,13 @@ the notebook page the same way. `make build` and `make test` keep the strict gat
 
 import html
 import logging
-import os
 
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.pages import Page
-
-# on_startup runs once per process, but `mkdocs serve` reloads this hook for each rebuild.
-SERVE_MARKER = "COURSE_MKDOCS_SERVE"
+from coursesite import Build, PageInfo
+from coursesite.session import SESSION
 
 _current_page: list[str] = []
 _page_errors: list[str] = []  # the current page's failing blocks (under serve)
 _report = logging.getLogger("course.exec_errors")  # outside "mkdocs": --strict does not count it
-
-
-def serving() -> bool:
-    return os.environ.get(SERVE_MARKER) == "1"
 
 
 class _NamePage(logging.Filter):
@@ -35,7 +27,7 @@ class _NamePage(logging.Filter):
         if not (_current_page and record.levelno >= logging.WARNING):
             return True
         message = f"{_current_page[0]}: {record.getMessage()}"
-        if not serving():
+        if not SESSION.serving:
             record.msg, record.args = message, ()
             return True
         _page_errors.append(message)
@@ -56,31 +48,24 @@ def error_banner(messages: list[str]) -> str:
     )
 
 
-def on_startup(command: str, **_) -> None:
-    os.environ[SERVE_MARKER] = "1" if command == "serve" else "0"
-
-
-def on_config(config: MkDocsConfig, **_):
-    # markdown-exec logs through one child logger per module: filter each of them.
+def watch_markdown_exec() -> None:
+    """Name the page in markdown-exec's warnings (under serve: keep them off the strict count).
+    markdown-exec logs through one child logger per module: each gets the filter."""
     for name in list(logging.root.manager.loggerDict):
         if name.startswith("mkdocs.plugins.markdown_exec"):
             logger = logging.getLogger(name)
             if _FILTER not in logger.filters:
                 logger.addFilter(_FILTER)
-    jupyter = config.plugins.get("mkdocs-jupyter")
-    if serving() and jupyter is not None:
-        jupyter.config.allow_errors = True  # the cell's traceback shows in the notebook page
-    return config
 
 
-# Markdown is rendered (and blocks executed) after every on_page_markdown, before on_page_content.
-def on_page_markdown(markdown: str, page: Page, **_) -> str:
-    _current_page[:] = [f"docs/{page.file.src_uri}"]
+# Markdown is rendered (and blocks executed) after every Markdown stage, before the content ones.
+def start_page(markdown: str, page: PageInfo, build: Build) -> str:
+    _current_page[:] = [page.where]
     _page_errors.clear()
     return markdown
 
 
-def on_page_content(html_content: str, **_) -> str:
+def add_banner(html_content: str, page: PageInfo, build: Build) -> str:
     _current_page.clear()
     if _page_errors:
         html_content = error_banner(_page_errors) + html_content

@@ -1,4 +1,4 @@
-"""MkDocs hook: every page exists in both languages (x.md Chinese beside x.en.md English).
+"""Every page exists in both languages (x.md Chinese beside x.en.md English).
 
 Notebooks pair the same way: x.ipynb beside x.en.ipynb.
 
@@ -6,16 +6,14 @@ static-i18n would otherwise fall back silently or leave a language without the p
 this makes a missing translation a build error that names the file.
 """
 
+from collections.abc import Callable
 from pathlib import Path
-
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.exceptions import PluginError
 
 PAGE_EXTENSIONS = (".md", ".ipynb")
 TRANSLATION = ".en"  # x.en.md is the English version of x.md
 
 
-def missing_translations(docs_dir: Path, excluded) -> list[str]:
+def missing_translations(docs_dir: Path, excluded: Callable[[str], bool]) -> list[str]:
     problems = []
     pages = [p for ext in PAGE_EXTENSIONS for p in docs_dir.rglob(f"*{ext}")]
     for page in sorted(pages):
@@ -32,15 +30,3 @@ def missing_translations(docs_dir: Path, excluded) -> list[str]:
         if not sibling.exists():
             problems.append(f"{rel} has no {lang} version ({sibling.relative_to(docs_dir)})")
     return problems
-
-
-def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    spec = config.exclude_docs
-
-    def excluded(rel: str) -> bool:
-        return bool(spec and spec.match_file(rel))
-
-    problems = missing_translations(Path(config.docs_dir), excluded)
-    if problems:
-        raise PluginError("Missing translations:\n  " + "\n  ".join(problems))
-    return config

@@ -1,4 +1,4 @@
-"""MkDocs hook: .ipynb files stay pages, so mkdocs-jupyter renders them in both languages.
+"""Notebooks: .ipynb files stay pages, so mkdocs-jupyter renders them in both languages.
 
 mkdocs-jupyter marks notebooks as pages by wrapping them in its own File class in `on_files`.
 mkdocs-static-i18n runs after it and re-creates every file as a plain `File`, which counts only
@@ -24,7 +24,7 @@ PurgeCSS version, stylesheet and page.
 
 The template also writes two loaders this site does not use, and both are removed: MathJax 2's
 (an empty `<script src="">` and its configuration; the formulas of Markdown cells are SVG from
-math_svg.py like every page's) and Mermaid's, a module that would import Mermaid from cdnjs for a
+math_svg like every page's) and Mermaid's, a module that would import Mermaid from cdnjs for a
 notebook's Mermaid cells. A notebook with a Mermaid cell fails the build instead: its diagram
 could not be drawn without another host (draw it on a Markdown page).
 """
@@ -40,10 +40,8 @@ from pathlib import Path
 
 import mkdocs.utils
 import zmq
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
-from mkdocs.structure.pages import Page
+
+from coursesite import Build, PageInfo, StageError
 
 NOTEBOOK = ".ipynb"
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +68,8 @@ MERMAID_CELL = 'class="jp-Mermaid'
 _jupyter_config = tempfile.TemporaryDirectory(prefix="nbconvert-config-")
 
 
-def on_config(config: MkDocsConfig) -> MkDocsConfig:
+def keep_notebooks_pages() -> None:
+    """.ipynb counts as a page for MkDocs, and the kernel's connection is encrypted."""
     if NOTEBOOK not in mkdocs.utils.markdown_extensions:
         mkdocs.utils.markdown_extensions = (*mkdocs.utils.markdown_extensions, NOTEBOOK)
     paths = os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep)
@@ -81,27 +80,26 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
             [_jupyter_config.name, *filter(None, paths)]
         )
-    return config
 
 
-@event_priority(60)  # before math_svg.py (50) adds MathJax's stylesheet and page_assets.py reads
-def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    if not page.file.src_uri.endswith(NOTEBOOK):
+def trim(output: str, page: PageInfo, build: Build) -> str:
+    """A notebook page without the loaders it does not use, its stylesheet cut to its rules."""
+    if not page.src_uri.endswith(NOTEBOOK):
         return output
-    return trim_notebook_css(without_loaders(output, page.file.src_uri), page.file.src_uri)
+    return trim_notebook_css(without_loaders(output, page.src_uri), page.src_uri)
 
 
 def without_loaders(output: str, name: str) -> str:
     """The page without nbconvert's MathJax 2 and Mermaid loaders (see the module docstring)."""
     if MERMAID_CELL in output:
-        raise PluginError(
+        raise StageError(
             f"notebooks.py ({name}): a Mermaid cell; its diagram would need Mermaid from another "
             "host. Draw it on a Markdown page (```mermaid), which the build renders"
         )
     output, mathjax = MATHJAX2_LOADER.subn("", output)
     output, mermaid = MERMAID_LOADER.subn("", output)
     if (mathjax, mermaid) != (1, 1):
-        raise PluginError(
+        raise StageError(
             f"notebooks.py ({name}): found {mathjax} MathJax 2 and {mermaid} Mermaid loaders "
             "where nbconvert's template writes one each; the template changed, update the patterns"
         )
@@ -127,7 +125,7 @@ def purge(sheets: list[str], content: str, name: str) -> list[str]:
     """PurgeCSS over `content`, one answer per stylesheet, cached."""
     package = PURGECSS / "package.json"
     if not package.is_file():
-        raise PluginError(f"notebooks.py ({name}): {PURGECSS} is missing: run `npm ci`")
+        raise StageError(f"notebooks.py ({name}): {PURGECSS} is missing: run `npm ci`")
     version = json.loads(package.read_text(encoding="utf-8"))["version"]
     key = hashlib.sha256(
         "\0".join([version, *PURGE_OPTIONS, content, *sheets]).encode()
@@ -137,7 +135,7 @@ def purge(sheets: list[str], content: str, name: str) -> list[str]:
         return [path.read_text(encoding="utf-8") for path in cached]
     node = shutil.which("node")
     if node is None:
-        raise PluginError(f"notebooks.py ({name}): PurgeCSS needs `node` on PATH (Node >= 20)")
+        raise StageError(f"notebooks.py ({name}): PurgeCSS needs `node` on PATH (Node >= 20)")
     with tempfile.TemporaryDirectory(prefix="notebook-css-") as tmp:
         work = Path(tmp)
         (work / "page.html").write_text(content, encoding="utf-8")
@@ -162,7 +160,7 @@ def purge(sheets: list[str], content: str, name: str) -> list[str]:
             cwd=ROOT,
         )
         if proc.returncode:
-            raise PluginError(f"notebooks.py ({name}): PurgeCSS failed:\n{proc.stderr}")
+            raise StageError(f"notebooks.py ({name}): PurgeCSS failed:\n{proc.stderr}")
         trimmed = [(out / path.name).read_text(encoding="utf-8") for path in inputs]
     for path, css in zip(cached, trimmed, strict=True):
         path.parent.mkdir(parents=True, exist_ok=True)

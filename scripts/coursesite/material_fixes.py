@@ -1,9 +1,9 @@
-"""MkDocs hook: three fixes to Material's HTML that the browser tier checks (docs/adr/0008).
+"""Three fixes to Material's HTML that the browser tier checks (docs/adr/0008).
 
 1. static-i18n turns Material's <link rel="alternate" hreflang> into links to the page's
    counterpart. Material's JavaScript expects language *roots* there and fetches
    <href>/sitemap.xml for each one: two 404s on every page (mkdocs-material#6582). These
-   relative links are dropped; site_meta.py writes absolute ones (with x-default), and
+   relative links are dropped; site_meta writes absolute ones (with x-default), and
    javascripts/requests-on-demand.js keeps Material from fetching under them (docs/adr/0012).
 2. Material's search dialog (<div class="md-search" role="dialog">) has no accessible name
    (axe: aria-dialog-name); it gets the search box's label.
@@ -17,8 +17,7 @@
 
 import re
 
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.pages import Page
+from coursesite import Build, PageInfo
 
 ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
@@ -27,8 +26,9 @@ LABEL = {"zh": "搜索", "en": "Search"}
 CODE_BLOCK = re.compile(r"(<pre[^>]*>(?:<span></span>)?)<code>")
 
 
-def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+def fix(output: str, page: PageInfo, build: Build) -> str:
+    """A built page with the three fixes."""
     output = ALTERNATE.sub("", output)
     output = CODE_BLOCK.sub(r'\1<code tabindex="0">', output)
-    label = LABEL.get(config.theme["language"], "Search")
+    label = LABEL.get(build.lang, "Search")
     return output.replace(SEARCH_DIALOG, SEARCH_DIALOG.replace(">", f' aria-label="{label}">'), 1)

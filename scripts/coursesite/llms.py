@@ -1,4 +1,4 @@
-"""MkDocs hook: llms.txt per language and a Markdown copy of every page (docs/adr/0012).
+"""llms.txt per language and a Markdown copy of every page (docs/adr/0012).
 
 The copy is made from the page's built HTML (markdownify), so it holds what the reader sees:
 computed values filled in, executed output, notebook output; formulas stay TeX, diagrams stay
@@ -15,9 +15,8 @@ from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup
 from markdownify import ATX, MarkdownConverter
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.nav import Navigation, Section
-from mkdocs.structure.pages import Page
+
+from coursesite import Build, NavNode, PageInfo
 
 LLMS_TXT = "llms.txt"
 INTRO = {
@@ -38,8 +37,6 @@ DROP = (
 # The copy keeps only a block's text, so they go before parsing (same output, 4-10x faster).
 PRE = re.compile(r"<pre\b.*?</pre>", re.DOTALL)
 SPAN_TAG = re.compile(r"</?span\b[^>]*>")
-
-_nav: list[Navigation] = []
 
 
 class _Converter(MarkdownConverter):
@@ -87,20 +84,20 @@ def markdown_url(url: str) -> str:
     return f"{url}index.md" if url.endswith("/") or not url else re.sub(r"\.html$", ".md", url)
 
 
-def nav_lines(items, site_url: str) -> list[tuple[str, list[str]]]:
+def nav_lines(items: tuple[NavNode, ...], site_url: str) -> list[tuple[str, list[str]]]:
     """(section title, "- [page](url)" lines) for the nav, sections flattened in order."""
     sections: list[tuple[str, list[str]]] = []
 
-    def walk(nodes, trail: list[str]) -> None:
+    def walk(nodes: tuple[NavNode, ...], trail: list[str]) -> None:
         links = [
             f"- [{node.title}]({urljoin(site_url, markdown_url(node.url))})"
             for node in nodes
-            if isinstance(node, Page)
+            if node.url is not None
         ]
         if links:
             sections.append((" › ".join(trail), links))
         for node in nodes:
-            if isinstance(node, Section):
+            if node.url is None:
                 walk(node.children, [*trail, node.title])
 
     walk(items, [])
@@ -118,53 +115,31 @@ def llms_txt(
     return "\n".join(lines)
 
 
-def _lang(config: MkDocsConfig) -> str:
-    i18n = config.plugins.get("i18n")
-    return i18n.current_language if i18n is not None else config.theme["language"]
-
-
-def _prefixes(config: MkDocsConfig) -> dict[str, str]:
-    """language -> where its pages live: {"zh": "", "en": "en/"}"""
-    i18n = config.plugins.get("i18n")
-    if i18n is None:
-        return {config.theme["language"]: ""}
-    return {
-        lang.locale: "" if lang.default else f"{lang.locale}/"
-        for lang in i18n.config.languages
-        if lang.build
-    }
-
-
-def on_nav(nav: Navigation, config: MkDocsConfig, **_) -> Navigation:
-    _nav[:] = [nav]
-    return nav
-
-
-def on_page_content(html: str, page: Page, config: MkDocsConfig, **_) -> str:
-    path = Path(config.site_dir) / Path(page.file.dest_uri).with_suffix(".md")
+def write_copy(html: str, page: PageInfo, build: Build) -> str:
+    """Write the page's Markdown copy beside its HTML; the page is unchanged."""
+    path = build.site / Path(page.dest_uri).with_suffix(".md")
     path.parent.mkdir(parents=True, exist_ok=True)
-    page_url = urljoin(config.site_url or "/", page.url)
-    path.write_text(page_markdown(html, page.title or "", page_url), encoding="utf-8")
+    page_url = urljoin(build.site_url, page.url)
+    path.write_text(page_markdown(html, page.title, page_url), encoding="utf-8")
     return html
 
 
-def on_post_build(config: MkDocsConfig) -> None:
-    lang = _lang(config)
-    prefixes = _prefixes(config)
-    site_url = config.site_url or "/"
+def write_llms_txt(build: Build) -> None:
+    """The language's llms.txt, its pages in nav order."""
+    prefixes = build.languages.prefixes()
     others = {
-        LANGUAGE_NAMES.get(other, other): urljoin(site_url, prefix + LLMS_TXT)
+        LANGUAGE_NAMES.get(other, other): urljoin(build.site_url, prefix + LLMS_TXT)
         for other, prefix in prefixes.items()
-        if other != lang
+        if other != build.lang
     }
     text = llms_txt(
-        config.site_name,
-        config.site_description or "",
-        INTRO.get(lang, INTRO["en"]),
-        nav_lines(_nav[0].items, site_url) if _nav else [],
+        build.site_name,
+        build.site_description,
+        INTRO.get(build.lang, INTRO["en"]),
+        nav_lines(build.nav, build.site_url),
         others,
-        OTHER_LANGUAGES.get(lang, OTHER_LANGUAGES["en"]),
+        OTHER_LANGUAGES.get(build.lang, OTHER_LANGUAGES["en"]),
     )
-    target = Path(config.site_dir) / prefixes.get(lang, "") / LLMS_TXT
+    target = build.site / prefixes.get(build.lang, "") / LLMS_TXT
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
