@@ -110,6 +110,10 @@ def values() -> dict[str, str]:
     v["price_usd_h"] = f"{price.usd_per_hour:.2f}"
     v["price_offer"] = price.offer
     v["price_read_on"] = price.read_on
+    # the GPU labs' cost lines, at this price (the labs run on the same card)
+    for slug, minutes in cost.LAB_MINUTES.items():
+        v[f"lab_minutes_{slug}"] = f"{minutes}"
+        v[f"lab_cost_usd_{slug}"] = f"{cost.lab_cost_usd(minutes, price.usd_per_hour):.2f}"
     v["cost_batch"] = f"{cost.BATCH}"
     v["cost_context"] = f"{cost.CONTEXT}"
     tps = cost.decode_throughput_bound(cost.GPU_KEY, cost.MODEL_KEY, cost.BATCH, cost.CONTEXT)
