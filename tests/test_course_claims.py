@@ -79,3 +79,19 @@ def test_upcoming_names_only_later_lessons():
     text = english_sibling(DOCS / kv.page).read_text(encoding="utf-8")
     assert "upcoming lessons on latency metrics" not in text
     assert order.index("latency_metrics") < order.index("kv_cache") < order.index("roofline")
+
+
+@pytest.mark.parametrize("name", ["prefill_decode.md", "prefill_decode.en.md"])
+def test_the_first_lesson_introduces_the_roofline_and_links_forward_for_later_figures(name):
+    """Issue 26, reader experience 3: lesson 1 introduces the ridge point and leaves the roofline
+    to its lesson; a figure from the latency lesson sits next to a link to that lesson; self-test 3
+    accepts the plain 2N estimate (its figures are in the answer)."""
+    text = (DOCS / "foundations" / name).read_text(encoding="utf-8")
+    assert r"\min\left(P_{\text{peak}}" not in text  # the attainable-FLOP/s formula is lesson 5's
+    assert "../performance/roofline.md" in text
+    for paragraph in text.split("\n\n"):
+        if "{{ latency_metrics." in paragraph:
+            assert "latency_metrics.md" in paragraph, paragraph[:120]
+    answer = text.split("??? question", 3)[3]
+    assert "{{ prefill_decode.quiz_prefill_plain_ms }}" in answer
+    assert "{{ prefill_decode.quiz_decode_plain_ms }}" in answer
