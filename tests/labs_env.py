@@ -1,5 +1,6 @@
 """The CPU lab environment (.venv-labs, `make labs-env`): found, or a clear failure in CI."""
 
+import json
 import os
 import subprocess
 import sys
@@ -33,6 +34,17 @@ def require_labs_python() -> Path:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+def probe(code: str, timeout_s: int = 300):
+    """Runs `code` with the labs' Python (vLLM 0.26.0 importable) and returns what it printed on
+    its "RESULT <json>" line; fails the test with the end of stderr if it did not succeed."""
+    proc = subprocess.run(
+        [str(require_labs_python()), "-c", code], capture_output=True, text=True, timeout=timeout_s
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(line.removeprefix("RESULT "))
 
 
 def run_lab(script: Path, args: list, out: Path, timeout_s: int = 900) -> str:

@@ -16,8 +16,10 @@ from batched_decode import chart, lab_results
 from batched_decode.batch_bound import (
     BATCHES,
     CONTEXT,
+    batch_for_kv_ceiling_share,
     compute_ceiling_tokens_per_s,
     configurations,
+    kv_ceiling_share,
     kv_ceiling_tokens_per_s,
     max_batch,
     mfu_ceiling,
@@ -335,3 +337,22 @@ def test_results_schema_is_still_valid_json_schema():
     schema = json.loads((ROOT / "labs/results/schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     assert "batch_sweep" in copy.deepcopy(schema)["properties"]["lab"]["enum"]
+
+
+def test_the_h100_only_approaches_its_kv_ceiling_and_cannot_reach_90_percent():
+    """Issue 26, defect 5: at batch 256 the bound is 52 % of the KV ceiling; 90 % needs
+    B = 9 W / (kappa S), more than the sequences that fit, so about 81 % is the most attainable."""
+    _, _, (h100, bf16, fmt), _ = configurations()
+    assert kv_ceiling_share(h100, bf16, fmt, CONTEXT, 256) == pytest.approx(0.52, abs=0.005)
+    fits = max_batch(h100, bf16, fmt, CONTEXT)
+    near = batch_for_kv_ceiling_share(bf16, fmt, CONTEXT, 0.9)
+    assert near == pytest.approx(
+        9 * streamed_weight_bytes(bf16, fmt) / (kv_bytes_per_token(bf16) * CONTEXT)
+    )
+    assert near > fits
+    assert kv_ceiling_share(h100, bf16, fmt, CONTEXT, round(near)) == pytest.approx(0.9, abs=1e-3)
+    assert kv_ceiling_share(h100, bf16, fmt, CONTEXT, fits) == pytest.approx(0.81, abs=0.005)
+    v = values()
+    assert v["h100_kv_share_last"] == "52%" and v["h100_kv_share_at_fits"] == "81%"
+    with pytest.raises(ValueError, match="share"):
+        batch_for_kv_ceiling_share(bf16, fmt, CONTEXT, 1.0)

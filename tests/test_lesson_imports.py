@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, chinese_pages, lessons
-from markdown_source import SNIPPET, read_page
+from coursesite.syntax import INCLUDE_LINE
+from markdown_source import read_page
 
 SNIPPETS = ROOT / "snippets"
 SLUGS = [lesson.slug for lesson in lessons()]
@@ -98,7 +99,9 @@ def shown_sources() -> set[str]:
     for page in chinese_pages():
         for block in read_page(page).executed_blocks:
             if "source" in block.options:
-                shown |= {m[1] for line in block.body.splitlines() if (m := SNIPPET.match(line))}
+                shown |= {
+                    m[1] for line in block.body.splitlines() if (m := INCLUDE_LINE.match(line))
+                }
     return shown
 
 

@@ -25,6 +25,8 @@ LINK_TARGET = re.compile(r"\]\([^)]*\)|\{#[^}]*\}")
 COINCIDENCES = {
     "128": "config facts typed in derivations: head dimension d_h, AWQ group size",
     "4.5": "WCAG's minimum contrast ratio 4.5:1 (ADR 0008), not a step time",
+    "4%": "vLLM's long_prefill_token_threshold default (4% of max_model_len), a config fact typed "
+    "in chunked_prefill; load_testing's rate grid step is computed",
 }
 
 
