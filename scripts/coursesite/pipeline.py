@@ -33,6 +33,7 @@ from coursesite import (
     code_spans,
     exec_errors,
     i18n_pairs,
+    learning_map,
     llms,
     local_assets,
     material_fixes,
@@ -41,6 +42,7 @@ from coursesite import (
     nav,
     notebooks,
     page_assets,
+    reading,
     run_in_browser,
     serve_exit,
     serve_failures,
@@ -63,6 +65,9 @@ BuildStage = Callable[[Build], None]
 # A page's Markdown, before it is rendered (and its blocks executed).
 MARKDOWN: list[PageStage] = [
     nav.fill_lesson_table,  # <!-- lessons --> on the home page
+    reading.state_time,  # under a lesson's title, from its text as written (nothing added yet)
+    learning_map.fill_map,  # <!-- learning-map --> on the home page
+    learning_map.link_neighbours,  # "before this / after this", under the reading time
     abbreviations.append,  # the page language's abbreviations
     values.fill,  # {{ lesson.name }} (after the table and abbreviations: none may hold one)
     exec_errors.start_page,  # a failing block is reported with this page's name
@@ -106,6 +111,8 @@ SITE_BUILT: list[BuildStage] = [
 # every stage module, by the name a fixture site's `pipeline_stages` gives it
 STAGES = (
     "nav",
+    "reading",
+    "learning_map",
     "i18n_pairs",
     "local_assets",
     "abbreviations",
