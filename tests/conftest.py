@@ -16,6 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 COURSE: Course = load_course(DOCS, ROOT / "snippets")
+# snippets/ packages that are not a lesson's code, and why each may exist
+NOT_A_LESSON = {
+    "core": "the arithmetic core every lesson imports",
+    "interview": "the interview bank's system-design answers (docs/interview.md), from the lessons",
+}
 # the first lesson written as a Markdown page (not a notebook): its page has code, math and a lab
 FIRST_PAGE_LESSON = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
 MKDOCS = [sys.executable, "-m", "mkdocs"]

@@ -33,6 +33,7 @@ from coursesite import (
     code_spans,
     exec_errors,
     i18n_pairs,
+    interview,
     learning_map,
     llms,
     local_assets,
@@ -68,6 +69,7 @@ MARKDOWN: list[PageStage] = [
     reading.state_time,  # under a lesson's title, from its text as written (nothing added yet)
     learning_map.fill_map,  # <!-- learning-map --> on the home page
     learning_map.link_neighbours,  # "before this / after this", under the reading time
+    interview.fill_bank,  # <!-- interview-bank -->: the lessons' sections 7 and 9
     abbreviations.append,  # the page language's abbreviations
     values.fill,  # {{ lesson.name }} (after the table and abbreviations: none may hold one)
     exec_errors.start_page,  # a failing block is reported with this page's name
@@ -113,6 +115,7 @@ STAGES = (
     "nav",
     "reading",
     "learning_map",
+    "interview",
     "i18n_pairs",
     "local_assets",
     "abbreviations",
