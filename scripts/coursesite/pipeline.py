@@ -30,6 +30,7 @@ from coursesite import (
     PageInfo,
     StageError,
     abbreviations,
+    charts,
     code_spans,
     exec_errors,
     i18n_pairs,
@@ -86,6 +87,7 @@ PAGE: list[PageStage] = [
     notebooks.trim,  # before math_svg adds its stylesheet, which must not be trimmed
     math_svg.typeset_formulas,
     mermaid_svg.draw_diagrams,  # before page_assets decides whether Mermaid's script stays
+    charts.readable_on_phone,  # a chart's text stays >= 11 px: a min-width, a scrolling box
     material_fixes.fix,
     code_spans.merge_page,
     page_assets.load_what_is_used,
@@ -124,6 +126,7 @@ STAGES = (
     "notebooks",
     "math_svg",
     "mermaid_svg",
+    "charts",
     "material_fixes",
     "code_spans",
     "page_assets",
