@@ -33,6 +33,7 @@ from coursesite import (
     charts,
     code_spans,
     exec_errors,
+    folding,
     i18n_pairs,
     interview,
     learning_map,
@@ -81,6 +82,7 @@ CONTENT: list[PageStage] = [
     exec_errors.add_banner,  # under serve, the failing blocks listed above the content
     llms.write_copy,  # the Markdown copy: the content as rendered, without the form below
     run_in_browser.fill_forms,  # a page's own form (the playground's)
+    folding.fold_long_code,  # after the Markdown copy: the copy keeps every listing open
 ]
 # A page's whole HTML, written out after these.
 PAGE: list[PageStage] = [
@@ -127,6 +129,7 @@ STAGES = (
     "math_svg",
     "mermaid_svg",
     "charts",
+    "folding",
     "material_fixes",
     "code_spans",
     "page_assets",
