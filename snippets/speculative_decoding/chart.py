@@ -103,12 +103,13 @@ def chart(lang: str = "zh") -> str:
         )
     )
     out.append(svg.text(frame.right - 4, sy(1) - 6, text["even"], "end"))
-    for i, (name, key, short, points, _) in enumerate(data):
-        colour = COLOURS.get(key, svg.FOREGROUND)
+    entries = []
+    for name, key, short, points, _ in data:
+        colour, dash = COLOURS.get(key, svg.FOREGROUND), DASHES.get(short, "")
         pixels = [(sx(b), sy(min(s, Y_MAX))) for b, s in points]
-        out.append(svg.polyline(pixels, colour, dash=DASHES.get(short, "")))
-        x, y = pixels[-1]
-        out.append(svg.text(x + 8, y + 4 + 14 * (i % 2), name))
+        out.append(svg.polyline(pixels, colour, dash=dash))
+        entries.append((name, colour, dash))
+    out += svg.legend(frame.right + 12, frame.top + 10, entries)  # the curves meet at the right
     return svg.close_svg(out)
 
 
