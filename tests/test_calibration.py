@@ -148,9 +148,11 @@ def test_the_chart_has_one_dot_per_row_and_describes_every_line(lang):
         share_svg(rows, "fr")
 
 
-def test_the_table_lists_every_row_with_its_source():
+def test_the_table_lists_every_row_with_its_share():
     from calibration.table import table
 
     lines = table("en").splitlines()
     assert len(lines) == 2 + len(ROWS)
-    assert all(r.url in "\n".join(lines) for r in ROWS)
+    assert all(line.count("|") == lines[0].count("|") for line in lines)
+    for c, line in zip(calibrated(), lines[2:], strict=True):
+        assert line.endswith(f"| {c.share:.0%} ({c.utilization}) |")

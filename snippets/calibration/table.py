@@ -1,4 +1,5 @@
-"""Every published row beside the core's floor for its setting, as a Markdown table.
+"""Every published row beside the core's floor for its setting, as a Markdown table (each
+row's source address is in published.toml; the lesson links the three pages).
 
 Run it: python snippets/calibration/table.py en
 """
@@ -22,7 +23,6 @@ HEADERS = {
         "发表值 tok/s",
         "下界 tok/s",
         "达到的比例",
-        "出处",
     ),
     "en": (
         "Publisher",
@@ -35,16 +35,14 @@ HEADERS = {
         "Published tok/s",
         "Floor tok/s",
         "Share",
-        "Source",
     ),
 }
-SOURCE = {"zh": "原文", "en": "page"}
 
 
 def table(lang: str = "en") -> str:
     labels(lang)  # rejects an unknown language
     gpus = load_gpus()
-    lines = ["| " + " | ".join(HEADERS[lang]) + " |", "|" + "---|" * 4 + "---|" * 7]
+    lines = ["| " + " | ".join(HEADERS[lang]) + " |", "|" + "---|" * len(HEADERS[lang])]
     for c in calibrated():
         r = c.row
         batch = labels(lang)["max_load"] if r.batch == "max" else f"{r.batch}"
@@ -59,7 +57,6 @@ def table(lang: str = "en") -> str:
             f"{r.value:,.2f}",
             f"{c.floor_tok_s:,.1f}",
             f"{c.share:.0%} ({c.utilization})",
-            f"[{SOURCE[lang]}]({r.url})",
         )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
