@@ -117,9 +117,13 @@ def test_a_max_load_floor_is_compute_only_and_grows_with_the_peak():
 
 
 def test_closest_published_prefers_the_same_model_gpu_and_format():
-    exact = closest_published("qwen2.5-7b-instruct", "a100_80gb_sxm", "AWQ", "decode")
+    exact_setting = ("qwen2.5-7b-instruct", "a100_80gb_sxm", "AWQ", "decode")
+    exact = closest_published(*exact_setting)
     assert exact is not None
     assert (exact.row.model, exact.row.format, exact.row.gpus) == ("qwen2.5-7b-instruct", "AWQ", 1)
+    # Transformers ran the same setting: the course's engine wins, whatever the order of the rows
+    backwards = closest_published(*exact_setting, rows=calibrated()[::-1])
+    assert exact.row.engine == backwards.row.engine == "vLLM"
     assert exact.row.input_len == min(
         r.input_len for r in ROWS if r.model == exact.row.model and r.format == "AWQ"
     )

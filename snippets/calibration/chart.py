@@ -34,7 +34,7 @@ LABELS = {
         "gpu": "1 GPU",
     },
 }
-LABEL_PX, PLOT_PX, ROW_PX, TOP, BOTTOM = 330, 360, 20, 12, 44
+LABEL_PX, PLOT_PX, ROW_PX, TOP, BOTTOM = 390, 360, 20, 12, 44  # labels up to ~56 characters
 
 
 def labels(lang: str) -> dict[str, str]:

@@ -33,6 +33,7 @@ FORMATS: dict[str, WeightFormat] = {
     "GPTQ-Int8": WeightFormat("GPTQ 8-bit g128", bits=8, group_size=128, zero_point=True),
     "GPTQ-Int4": WeightFormat("GPTQ 4-bit g128", bits=4, group_size=128, zero_point=True),
 }
+COURSE_ENGINE = "vLLM"  # the engine the course's labs run: preferred when rows tie
 MAX_LOAD = "max"  # batch: requests sent with no delay, as many in flight as the engine holds
 TEXT_FIELDS = (
     "publisher",
@@ -175,19 +176,23 @@ def calibrated(rows: list[Published] | None = None) -> list[Calibrated]:
     return [Calibrated(r, floor_tok_s(r)) for r in (load_published() if rows is None else rows)]
 
 
-def closest_published(model: str, gpu: str, fmt: str, phase: str) -> Calibrated | None:
+def closest_published(
+    model: str, gpu: str, fmt: str, phase: str, rows: list[Calibrated] | None = None
+) -> Calibrated | None:
     """The published row nearest a setting, for a page without a run of its own to quote: same
-    phase ("decode" or "serving") required; then same model, same GPU, same format, one GPU, the
-    shortest prompt, in that order of weight. None when no row has that phase."""
+    phase ("decode" or "serving") required; then same model, same GPU, same format, vLLM (the
+    course's engine), one GPU, the shortest prompt, in that order of weight. None when no row has
+    that phase. `rows`: the calibrated rows to search (default: every published one)."""
     if phase not in ("decode", "serving"):
         raise ValueError(f"phase must be 'decode' or 'serving', got {phase!r}")
-    candidates = [c for c in calibrated() if c.row.phase == phase]
+    candidates = [c for c in (calibrated() if rows is None else rows) if c.row.phase == phase]
     if not candidates:
         return None
 
     def nearness(c: Calibrated) -> tuple:
         r = c.row
-        return (r.model == model, r.gpu == gpu, r.format == fmt, r.gpus == 1, -r.input_len)
+        same = (r.model == model, r.gpu == gpu, r.format == fmt, r.engine == COURSE_ENGINE)
+        return (*same, r.gpus == 1, -r.input_len)
 
     return max(candidates, key=nearness)
 
