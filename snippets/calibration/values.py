@@ -117,6 +117,7 @@ def values() -> dict[str, str]:
         "trt_long_out": f"{long_out:,}",
         "llama_kv_long_gb": f"{kv_long_gb:.2f}",
         "llama_fp8_weights_gb": f"{llama_fp8_gb:.1f}",
+        "llama_kv_over_weights": pct(kv_long_gb / llama_fp8_gb),
         # the transfer question
         "transfer_gpu_name": gpus[TRANSFER["gpu"]].name,
         "transfer_row_engine": transfer.row.engine,
