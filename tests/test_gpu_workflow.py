@@ -174,7 +174,11 @@ def test_run_covers_every_lab_script_of_every_lesson_in_reading_order():
     slugs = [lesson.slug for lesson in COURSE.lessons]
     labs = verify_labs.lab_scripts()
     scripts = (ROOT / "labs").glob("*/*.py")
-    on_disk = {f"{p.parent.name}/{p.stem}" for p in scripts if p.parent.name in slugs}
+    on_disk = {
+        f"{p.parent.name}/{p.stem}"
+        for p in scripts
+        if p.parent.name in slugs and p.name != "claims.py"  # claims.py: the lab's checks
+    }
     assert set(labs) == on_disk and len(labs) == len(on_disk)
     assert labs[:2] == ["prefill_decode/phases", "prefill_decode/sweep"]
     order = [lab.split("/")[0] for lab in labs]
