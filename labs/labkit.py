@@ -133,6 +133,12 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         help=f"share of the GPU's memory vLLM reserves (vLLM's default {GPU_MEMORY_UTILIZATION})",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for the prompts' token ids")
+    parser.add_argument(
+        "--enforce-eager",
+        action="store_true",
+        help="no torch.compile and no CUDA graphs: starts faster (compiling on a CPU takes "
+        "minutes), runs slower; the smoke runs use it",
+    )
     parser.add_argument("--out", type=Path, default=None, help="results JSON (default: .cache/)")
 
 
@@ -463,9 +469,14 @@ def setup_environment(dummy: bool) -> None:
 
 
 def engine_arguments(
-    spec: LabModel, backend: str, max_model_len: int, utilization: float, kv_tokens: int | None
+    spec: LabModel,
+    backend: str,
+    max_model_len: int,
+    opts: argparse.Namespace,
+    kv_tokens: int | None = None,
 ) -> dict:
-    """The LLM(...) / EngineArgs settings every lab shares; a lab adds or overrides its own."""
+    """The LLM(...) / EngineArgs settings every lab shares (opts: the common options); a lab adds
+    or overrides its own."""
     return {
         "model": spec.model,
         "load_format": spec.load_format,  # "dummy": random weights from config.json, no download
@@ -473,7 +484,8 @@ def engine_arguments(
         "max_model_len": max_model_len,
         "enable_prefix_caching": False,  # a repeated prompt would skip most of its prefill
         "disable_log_stats": False,  # fills RequestOutput.metrics and LLM.get_metrics()
-        "gpu_memory_utilization": utilization,
+        "gpu_memory_utilization": opts.gpu_memory_utilization,
+        "enforce_eager": opts.enforce_eager,
         # CPU only: the KV cache the lab's longest scene needs (a GPU sizes its own)
         "kv_cache_memory_bytes": cpu_kv_cache_bytes(backend, spec, kv_tokens or max_model_len),
     }
@@ -483,7 +495,7 @@ def start_engine(
     spec: LabModel,
     backend: str,
     max_model_len: int,
-    utilization: float,
+    opts: argparse.Namespace,
     *,
     kv_tokens: int | None = None,
     **overrides,
@@ -492,9 +504,10 @@ def start_engine(
     an engine of this process was shut down, waits until the GPU's memory is free again."""
     from vllm import LLM
 
+    settings = engine_arguments(spec, backend, max_model_len, opts, kv_tokens) | overrides
     if backend == "cuda":
-        wait_for_gpu_memory(utilization)
-    llm = LLM(**engine_arguments(spec, backend, max_model_len, utilization, kv_tokens) | overrides)
+        wait_for_gpu_memory(settings["gpu_memory_utilization"])
+    llm = LLM(**settings)
     check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     return llm
 

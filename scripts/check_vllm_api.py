@@ -339,13 +339,14 @@ REFUSED = "is not accepted by LLM.__init__ or EngineArgs"
 def checked_elsewhere(tree: ast.AST) -> set[str]:
     """Variables whose keys are checked where they are made: assigned from engine_arguments(),
     or the **overrides of start_engine (its callers' keywords are checked)."""
-    names = set()
+    names = {
+        node.args.kwarg.arg
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "start_engine" and node.args.kwarg
+    }
     for node in ast.walk(tree):
-        value = node.value if isinstance(node, ast.Assign) else None
-        if isinstance(value, ast.Call) and callee(value) == SHARED_SETTINGS:
+        if isinstance(node, ast.Assign) and unpacks_checked(node.value, names):
             names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        if isinstance(node, ast.FunctionDef) and node.name == "start_engine" and node.args.kwarg:
-            names.add(node.args.kwarg.arg)
     return names
 
 

@@ -121,7 +121,8 @@ def engine_arguments(spec):
 
 
 def start_engine(spec, *, kv_tokens=None, **overrides):
-    return LLM(**engine_arguments(spec) | overrides)
+    settings = engine_arguments(spec) | overrides
+    return LLM(**settings)
 
 
 def lab():

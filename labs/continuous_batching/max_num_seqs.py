@@ -52,7 +52,7 @@ def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, value: int
         spec,
         backend,
         max_model_len,
-        opts.gpu_memory_utilization,
+        opts,
         kv_tokens=max_model_len * value,  # CPU: every running sequence at its longest
         max_num_seqs=value,  # the knob: sequences one step may run
     )

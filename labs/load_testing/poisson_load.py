@@ -79,9 +79,7 @@ async def load_test(opts: argparse.Namespace, spec: lab.LabModel, backend: str) 
 
     max_model_len = opts.max_model_len or opts.prompt_tokens + opts.output_tokens  # as pre-flight
     # the labs' shared settings (no prefix caching: every prompt is distinct anyway)
-    settings = lab.engine_arguments(
-        spec, backend, max_model_len, opts.gpu_memory_utilization, max_model_len * 16
-    )
+    settings = lab.engine_arguments(spec, backend, max_model_len, opts, max_model_len * 16)
     # SERVER: the batch defaults `vllm serve` gets (EngineArgs.get_batch_defaults: 2,048 tokens
     # per step and 256 sequences on GPUs under 70 GiB, 8,192 and 1,024 above); from_engine_args'
     # own default (the engine context) has none and falls back to 2,048 and 128 on any GPU

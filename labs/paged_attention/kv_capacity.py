@@ -201,7 +201,8 @@ def main() -> None:
             spec,
             backend,
             max_model_len,
-            setting.gpu_memory_utilization,
+            opts,
+            gpu_memory_utilization=setting.gpu_memory_utilization,
             block_size=setting.block_size,  # None: the platform's default
             # sizes the KV cache instead of the profiled free memory; vLLM still runs its
             # profiling forward pass (and on CUDA captures its graphs) before allocating it

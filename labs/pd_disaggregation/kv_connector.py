@@ -118,7 +118,7 @@ def main() -> None:
             spec,
             backend,
             max_model_len,
-            opts.gpu_memory_utilization,
+            opts,
             seed=opts.seed,  # sampling; vLLM seeds dummy weights itself: the same in both engines
             kv_transfer_config={
                 **transfer,

@@ -44,7 +44,7 @@ def main() -> None:
 
     from vllm import SamplingParams
 
-    llm = lab.start_engine(spec, backend, max_model_len, opts.gpu_memory_utilization)
+    llm = lab.start_engine(spec, backend, max_model_len, opts)
     vocab = llm.model_config.get_vocab_size()
     seeds = itertools.count(opts.seed)  # a fresh prompt for every call
 

@@ -57,7 +57,7 @@ def main() -> None:
         spec,
         backend,
         max_model_len,
-        opts.gpu_memory_utilization,
+        opts,
         enable_prefix_caching=True,  # vLLM's default, stated: this lab is about it
     )
     vocab = llm.model_config.get_vocab_size()
