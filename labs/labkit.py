@@ -256,7 +256,7 @@ def check_build_tools(compiler: str | None, python_h: Path) -> None:
         raise PreflightError(
             f"Triton compiles a small C module the first time vLLM runs on a GPU, and this "
             f"machine lacks {' and '.join(missing)}",
-            f"sudo apt-get install gcc {py}-dev (Debian/Ubuntu; README.md § Labs)",
+            f"sudo apt-get install gcc {py}-dev (Debian/Ubuntu; labs/README.md)",
         )
 
 
@@ -265,7 +265,7 @@ def check_gpu(gpu: GpuInfo | None) -> None:
         raise PreflightError(
             "no usable NVIDIA GPU (CUDA) was found through NVML, and the CPU build of vLLM is "
             f"not installed (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r})",
-            "run on a CUDA machine (e.g. a rented RTX 4090, see README.md § Labs), or try the "
+            "run on a CUDA machine (e.g. a rented RTX 4090, see labs/README.md), or try the "
             "CPU build: make labs-env, then .venv-labs/bin/python <lab> --dummy --config tiny",
         )
 
