@@ -12,6 +12,9 @@ import pytest
 
 from conftest import ROOT, run_mkdocs_build
 
+# builds fixture sites (their formulas and diagrams share .cache/): one xdist worker for all
+pytestmark = pytest.mark.one_worker
+
 HOOKS = ROOT / "scripts" / "hooks"
 
 
