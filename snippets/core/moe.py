@@ -14,6 +14,7 @@ moe_intermediate_size, an optional shared expert every token passes through.
 """
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,9 +183,13 @@ def dense_twin_bound(
     require_count("batch", batch, 1)
     require_count("context", context, 0)
     flops = 2 * active_matmul_params(m) * batch
-    weights = (active_params(m) - m.vocab_size * m.hidden_size + m.hidden_size) * value_bytes
     kv = kv_bytes_per_token(m) * context * batch  # type: ignore[arg-type]
-    return bound(gpu, flops, weights + kv)
+    return bound(gpu, flops, dense_twin_weight_bytes(m, value_bytes) + kv)
+
+
+def dense_twin_weight_bytes(m: MoESpec, value_bytes: float = SIXTEEN_BIT) -> float:
+    """What the dense twin reads per step: its active weights, one embedding row of the table."""
+    return (active_params(m) - m.vocab_size * m.hidden_size + m.hidden_size) * value_bytes
 
 
 def critical_batch_search(step, limit: int = 1 << 16) -> int | None:
@@ -211,14 +216,23 @@ def allgather_reducescatter_bytes_per_token(
     return m.moe_layers * 2 * (ep - 1) * m.hidden_size * value_bytes
 
 
-def all_to_all_bytes_per_token(m: MoESpec, ep: int, value_bytes: float = SIXTEEN_BIT) -> float:
-    """Bytes per token with a true all-to-all (DeepEP-style) under uniform placement: the hidden
-    vector goes to each of the k experts and back, but only (ep - 1)/ep of them are elsewhere:
-    2 * k * d * b * (ep - 1) / ep per MoE layer (an upper bound: two experts on one rank can share
-    one copy)."""
+def remote_ranks_per_token(m: MoESpec, ep: int) -> float:
+    """Expected number of OTHER ranks holding at least one of a token's k experts, the E experts
+    spread evenly over ep ranks and the k picked uniformly without replacement: each other rank is
+    missed with probability C(E - E/ep, k) / C(E, k)."""
     require_count("ep", ep, 1)
-    k = m.experts_per_token
-    return m.moe_layers * 2 * k * m.hidden_size * value_bytes * (ep - 1) / ep
+    e, k = m.num_experts, m.experts_per_token
+    if e % ep:
+        raise ValueError(f"{e} experts do not spread evenly over {ep} ranks")
+    missed = math.comb(e - e // ep, k) / math.comb(e, k)
+    return (ep - 1) * (1 - missed)
+
+
+def all_to_all_bytes_per_token(m: MoESpec, ep: int, value_bytes: float = SIXTEEN_BIT) -> float:
+    """Bytes per token with a true all-to-all (the DeepEP backends): the hidden vector goes once to
+    each other rank that holds one of its experts (dispatch) and one combined result comes back
+    (combine): 2 * remote ranks * d * b per MoE layer, expected under uniform routing."""
+    return m.moe_layers * 2 * remote_ranks_per_token(m, ep) * m.hidden_size * value_bytes
 
 
 def load_moe_model(key: str) -> MoESpec:

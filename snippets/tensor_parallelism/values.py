@@ -33,9 +33,9 @@ def values() -> dict[str, str]:
     nv, pcie = load_link("nvlink4_h100"), load_link("pcie4_x16")
     one = small.hidden_size * 2  # one all-reduce, one token
     v = {
-        "small_name": small.name,
+        "tp_small": small.name,
         "big_name": big.name,
-        "small_layers": f"{small.num_layers}",
+        "tp_small_layers": f"{small.num_layers}",
         "small_hidden": f"{small.hidden_size:,}",
         "small_vocab": f"{small.vocab_size:,}",
         "ar_bytes": f"{allreduce_bytes_per_token(small):,.0f}",
@@ -51,7 +51,7 @@ def values() -> dict[str, str]:
         "ar_pcie_t8_wire_us": f"{ring_allreduce_seconds(one, 8, pcie, 0.0) * 1e6:.2f}",
         "ar_t8_us": f"{ring_allreduce_seconds(one, 8, nv) * 1e6:.0f}",
         "collectives_big": f"{2 * big.num_layers + 2}",
-        "context": f"{CONTEXT:,}",
+        "tp_context": f"{CONTEXT:,}",
     }
     # Qwen2.5-72B on 1, 2, 4, 8 GPUs of each kind, BF16 and AWQ
     best: dict[str, tuple[float, int]] = {}
@@ -68,7 +68,7 @@ def values() -> dict[str, str]:
     awq = load_model(BIG_AWQ)
     v["big_bf16_gb"] = f"{resident_weight_bytes(big) / 1e9:.0f}"
     v["big_awq_gb"] = f"{resident_weight_bytes(awq) / 1e9:.1f}"
-    v["rtx_name"], v["h100_name"] = (load_gpu(k).name for k, _ in reversed(SETUPS))
+    v["tp_rtx"], v["tp_h100"] = (load_gpu(k).name for k, _ in reversed(SETUPS))
     v["tp_sizes"] = ", ".join(map(str, TP_SIZES))
     # KV heads: t > n_kv replicates
     rep = load_moe_model(REPLICATED)
@@ -99,7 +99,7 @@ def values() -> dict[str, str]:
     quiz_ar = ring_allreduce_seconds(payload, QUIZ_T, pcie)
     v |= {
         "quiz_t": f"{QUIZ_T}",
-        "quiz_batch": f"{QUIZ_BATCH}",
+        "tp_quiz_batch": f"{QUIZ_BATCH}",
         "quiz_payload_kb": f"{payload / 1e3:,.0f}",
         "quiz_ar_us": f"{quiz_ar * 1e6:.1f}",
         "quiz_wire_us": f"{ring_allreduce_seconds(payload, QUIZ_T, pcie, 0.0) * 1e6:.1f}",
