@@ -101,6 +101,13 @@ def router_params(m: MoESpec) -> int:
     return m.hidden_size * m.num_experts
 
 
+def _shared_expert_params(m: MoESpec) -> int:
+    """A shared expert (a gated MLP every token uses) and its sigmoid gate (d x 1), as vLLM's
+    Qwen3MoeSparseMoeBlock builds it when the config names shared_expert_intermediate_size."""
+    f = m.shared_expert_intermediate_size
+    return 3 * m.hidden_size * f + m.hidden_size if f else 0
+
+
 def moe_param_breakdown(m: MoESpec) -> dict[str, int]:
     """Exact parameters per component; the lm_head counts 0 when tied to the embedding."""
     d = m.hidden_size
@@ -109,7 +116,7 @@ def moe_param_breakdown(m: MoESpec) -> dict[str, int]:
         "attention + norms": m.num_layers * attention_params_per_layer(m) + d,  # + final norm
         "router": m.moe_layers * router_params(m),
         "routed experts": m.moe_layers * m.num_experts * expert_params(m),
-        "shared experts": m.moe_layers * 3 * d * m.shared_expert_intermediate_size,
+        "shared experts": m.moe_layers * _shared_expert_params(m),
         "dense MLPs": m.dense_layers * 3 * d * m.dense_intermediate_size,
         "lm_head": 0 if m.tie_word_embeddings else m.vocab_size * d,
     }
