@@ -169,15 +169,16 @@ def tp_decode_step(
 
 
 def tp_kv_tokens(gpu: GPU, model: ModelSpec, t: int, fmt: WeightFormat | None = None) -> int:
-    """Tokens of KV cache the t GPUs hold together (each GPU's budget after its weight share),
-    0 when the weights alone do not fit; vLLM's default budget (core.memory.MemoryBudget)."""
+    """Tokens of KV cache a t-GPU group holds: each GPU stores its share of every token, so it is
+    what one GPU's budget (vLLM's default, core.memory.MemoryBudget) holds after its share of the
+    weights; 0 when the weights alone do not fit."""
     try:
         per_gpu = MemoryBudget.for_gpu(gpu).tokens(
             weight_bytes_per_gpu_resident(model, t, fmt), kv_bytes_per_token_per_gpu(model, t)
         )
     except ValueError:
         return 0
-    return per_gpu  # every GPU holds its share of the same tokens
+    return per_gpu
 
 
 def weight_bytes_per_gpu_resident(

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-E, K, EP = 128, 8, 8  # Qwen3-MoE's experts and top-k, on 8 ranks
+from core.moe import load_moe_model
+
+MODEL = load_moe_model("qwen3-30b-a3b")
+E, K = MODEL.num_experts, MODEL.experts_per_token  # its experts per layer and router top-k
+EP = 8  # ranks the experts are spread over
 TOKENS = 256  # tokens per step across the EP group
 STEPS = 200
 SKEWS = (0.0, 0.5, 1.0, 1.5)
