@@ -93,7 +93,11 @@ def chart(lang: str) -> str:
             out.append(svg.polyline(xy, colour, dash=dash))
         for (x, y), (_, _, share) in zip(xy, points, strict=True):
             out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" style="fill: {colour}"/>')
-            out.append(svg.text(x + 7, y - 6, f"{share:.0%}"))
+            # H100 labels left of their point, RTX 4090 labels right: lines that meet stay legible
+            if gpu_key == "h100_sxm":
+                out.append(svg.text(x - 7, y - 6, f"{share:.0%}", "end"))
+            else:
+                out.append(svg.text(x + 7, y + 14, f"{share:.0%}"))
         entries.append((name, colour, dash))
     out += svg.legend(frame.right + 16, frame.top + 10, entries)
     out += svg.notes(frame, [text["note"]])
