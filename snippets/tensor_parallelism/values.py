@@ -95,7 +95,7 @@ def values() -> dict[str, str]:
         "pp_capacity_x": f"{PP_STAGES}",
     }
     # self-test: one all-reduce of QUIZ_BATCH hidden vectors over PCIe at t = QUIZ_T
-    payload = big.hidden_size * 2 * QUIZ_BATCH
+    payload = awq.hidden_size * 2 * QUIZ_BATCH  # AWQ keeps 16-bit activations
     quiz_ar = ring_allreduce_seconds(payload, QUIZ_T, pcie)
     v |= {
         "quiz_t": f"{QUIZ_T}",
@@ -103,7 +103,7 @@ def values() -> dict[str, str]:
         "quiz_payload_kb": f"{payload / 1e3:,.0f}",
         "quiz_ar_us": f"{quiz_ar * 1e6:.1f}",
         "quiz_wire_us": f"{ring_allreduce_seconds(payload, QUIZ_T, pcie, 0.0) * 1e6:.1f}",
-        "quiz_per_step_ms": ms((2 * big.num_layers + 1) * quiz_ar),
+        "quiz_per_step_ms": ms((2 * awq.num_layers + 1) * quiz_ar),
         "big_layers": f"{big.num_layers}",
         "big_ar_bytes": f"{allreduce_bytes_per_token(big):,.0f}",
     }
