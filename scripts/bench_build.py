@@ -16,7 +16,7 @@
    MkDocs' log lines split each rebuild into its parts: waiting for the edits to settle, the
    default language, the others (static-i18n builds them one after the other, in the same
    rebuild). Then --broad-edits edits of snippets/core/formats.py, which most lessons import:
-   a save there rebuilds every page that can show it (scripts/hooks/serve_rebuild.py), the page
+   a save there rebuilds every page that can show it (scripts/coursesite/serve_rebuild.py), the page
    open in a browser first. A tab (tests/livereload_tab.py, the requests MkDocs' live-reload
    script sends) shows that page (--open-page, or the page of the snippet edits): timed until
    it has reloaded, and until every page is rebuilt.
@@ -43,23 +43,23 @@ from pathlib import Path
 
 import adr_table
 from bench_pages import cpu_model
+from coursesite.livereload_tab import LiveReloadTab
+from coursesite.pipeline import STAGES
+from coursesite.syntax import INCLUDE_LINE, executed_fences
 
 ROOT = Path(__file__).resolve().parent.parent
 # --adr writes the report into this ADR's block (scripts/adr_table.py)
 ADR, ADR_BLOCK = "0014-serve-rebuilds", "build"
-sys.path.insert(0, str(ROOT / "tests"))
-from livereload_tab import LiveReloadTab  # noqa: E402
-from markdown_source import SNIPPET, read_page  # noqa: E402
 
 MKDOCS = [sys.executable, "-m", "mkdocs"]
 # unbuffered: serve's log lines must arrive when written, they time the parts of a rebuild
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
+WITHOUT_RUN_IN_BROWSER = [stage for stage in STAGES if stage != "run_in_browser"]
 # mkdocs.yml text -> the same with execution off; each must occur exactly once
 BLOCKS_OFF = {
     "  - markdown-exec:\n      languages: [python]": "  - markdown-exec:\n      languages: []",
     # its button wraps markdown-exec's python fence, which no longer exists
-    "  - scripts/hooks/run_in_browser.py"
-    ' # "Run in browser" on executed Python blocks (ADR 0011)\n': "",
+    "hooks:\n": f"extra:\n  pipeline_stages: [{', '.join(WITHOUT_RUN_IN_BROWSER)}]\nhooks:\n",
 }
 NOTEBOOKS_OFF = {"      execute: true": "      execute: false"}
 SERVE_TIMEOUT_S = 300
@@ -118,11 +118,11 @@ def find_target(snippet: Path | None = None) -> Target:
     for page in sorted((ROOT / "docs").rglob("*.md")):
         if page.name.endswith(".en.md") or "includes" in page.parts:
             continue
-        for block in read_page(page).executed_blocks:
+        for block in executed_fences(page.read_text(encoding="utf-8")):
             if "result" not in block.options:
                 continue
             for line in block.body.splitlines():
-                if not (included := SNIPPET.match(line)):
+                if not (included := INCLUDE_LINE.match(line)):
                     continue
                 path = ROOT / "snippets" / included[1]
                 if path.is_file() and (snippet is None or path.resolve() == snippet.resolve()):

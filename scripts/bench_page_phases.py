@@ -17,8 +17,9 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import adr_table
 from playwright.sync_api import Browser, sync_playwright
+
+import adr_table
 from serve_site import CHROMIUM, DESKTOP, launch_chromium, serve
 
 ROOT = Path(__file__).resolve().parent.parent

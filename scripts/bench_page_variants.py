@@ -21,9 +21,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from playwright.sync_api import sync_playwright
+
 import adr_table
 from bench_pages import is_plain, load
-from playwright.sync_api import sync_playwright
 from serve_site import CHROMIUM, launch_chromium, page_paths, serve
 
 ROOT = Path(__file__).resolve().parent.parent

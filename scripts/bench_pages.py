@@ -31,8 +31,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import adr_table
 from playwright.sync_api import Browser, sync_playwright
+
+import adr_table
 from serve_site import CHROMIUM, DESKTOP, RENDERED_JS, launch_chromium, page_paths, serve
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+
 from serve_site import CHROMIUM, DESKTOP, PHONE, RENDERED_JS, launch_chromium, page_paths, serve
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@
 // once MathJax is loaded, is {"css": "…"}: the stylesheet every page with math needs (placing
 // display math, hiding the assistive MathML visually). Each formula carries MathJax's assistive
 // MathML for screen readers; glyphs are paths filled with currentColor, so dark mode just works.
-// scripts/hooks/math_svg.py keeps one of these processes per build and caches the answers.
+// scripts/coursesite/math_svg.py keeps one of these processes per build and caches the answers.
 import { createInterface } from "node:readline";
 import MathJax from "mathjax";
 

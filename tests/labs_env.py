@@ -1,8 +1,8 @@
 """The CPU lab environment (.venv-labs, `make labs-env`): found, or a clear failure in CI."""
 
+import json
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -11,7 +11,6 @@ import pytest
 from conftest import ROOT
 
 LABS_PYTHON = ROOT / ".venv-labs" / "bin" / "python"
-LABS_DIR = ROOT / "labs" / "prefill_decode"
 # vLLM's engine sockets (ipc://<VLLM_RPC_BASE_PATH>/<uuid>, default /tmp) outlive each run:
 # the tests' runs make them in a folder of their own, removed when the test session ends
 _ENGINE_SOCKETS = tempfile.TemporaryDirectory(prefix="labs-ipc-")
@@ -35,6 +34,17 @@ def require_labs_python() -> Path:
     pytest.skip(message)
 
 
+def probe(code: str, timeout_s: int = 300):
+    """Runs `code` with the labs' Python (vLLM 0.26.0 importable) and returns what it printed on
+    its "RESULT <json>" line; fails the test with the end of stderr if it did not succeed."""
+    proc = subprocess.run(
+        [str(require_labs_python()), "-c", code], capture_output=True, text=True, timeout=timeout_s
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(line.removeprefix("RESULT "))
+
+
 def run_lab(script: Path, args: list, out: Path, timeout_s: int = 900) -> str:
     """Runs one lab with .venv-labs (labkit and core installed there), writing its results to
     `out`; returns its stdout, or fails the test with the end of its output."""
@@ -51,11 +61,3 @@ def run_lab(script: Path, args: list, out: Path, timeout_s: int = 900) -> str:
         output = (proc.stdout + proc.stderr)[-4000:]
         pytest.fail(f"{script.name} exited {proc.returncode}:\n{output}")
     return proc.stdout
-
-
-def verify(results: Path) -> subprocess.CompletedProcess:
-    """scripts/verify_labs.py on a results file, with the site's Python (as `make test` runs it)."""
-    script = ROOT / "scripts" / "verify_labs.py"
-    return subprocess.run(
-        [sys.executable, str(script), str(results)], capture_output=True, text=True, timeout=300
-    )

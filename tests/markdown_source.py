@@ -5,35 +5,16 @@ Only what the parity and snapshot gates compare; it is not a Markdown parser.
 
 import json
 import re
-import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FENCE_OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
+from coursesite.syntax import INCLUDE_LINE, INLINE_CODE, VALUE_REFERENCE, Fence, split_fences
+
 HEADING = re.compile(r"^(#{1,6})\s+\S")
 ADMONITION = re.compile(r"^\s*(!!!|\?\?\?\+?)\s+\w+")
 TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
 DISPLAY_MATH = re.compile(r"^\s*\$\$")
-VALUE = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)\s*\}\}")
-INLINE_CODE = re.compile(r"(`+)[^`].*?\1")
-SNIPPET = re.compile(r'^\s*--8<--\s+"([^"]+)"\s*$')
-
-
-@dataclass(frozen=True)
-class Fence:
-    lang: str
-    options: dict[str, str]
-    body: str
-    line: int  # 1-based line of the opening fence
-
-    @property
-    def executed(self) -> bool:
-        return self.options.get("exec") in {"on", "true", "1", "yes"}
-
-    @property
-    def block_id(self) -> str | None:
-        return self.options.get("id")
 
 
 @dataclass
@@ -70,17 +51,10 @@ class Page:
     @property
     def value_names(self) -> Counter:
         return Counter(
-            name for line in self.prose for name in VALUE.findall(INLINE_CODE.sub("", line))
+            f"{lesson}.{name}"
+            for line in self.prose
+            for lesson, name in VALUE_REFERENCE.findall(INLINE_CODE.sub("", line))
         )
-
-
-def parse_options(info: str) -> tuple[str, dict[str, str]]:
-    """`python exec="on" id="x"` -> ("python", {"exec": "on", "id": "x"})."""
-    info = info.strip().lstrip("{").rstrip("}").strip()
-    parts = shlex.split(info) if info else []
-    lang = parts[0].lstrip(".") if parts and "=" not in parts[0] else ""
-    options = dict(p.split("=", 1) for p in parts if "=" in p)
-    return lang, options
 
 
 def notebook_markdown(path: Path) -> str:
@@ -91,32 +65,16 @@ def notebook_markdown(path: Path) -> str:
 
 def read_page(path: Path) -> Page:
     """A Markdown page's prose lines and fenced blocks (a notebook's: its Markdown cells')."""
-    page = Page(path)
     text = notebook_markdown(path) if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        opened = FENCE_OPEN.match(lines[i])
-        if not opened:
-            page.prose.append(lines[i])
-            i += 1
-            continue
-        indent, marker = opened["indent"], opened["fence"]
-        body, j = [], i + 1
-        while j < len(lines) and not re.match(rf"^\s*{re.escape(marker)}\s*$", lines[j]):
-            body.append(lines[j].removeprefix(indent))
-            j += 1
-        lang, options = parse_options(opened["info"])
-        page.fences.append(Fence(lang, options, "\n".join(body), i + 1))
-        i = j + 1
-    return page
+    fences, prose = split_fences(text)
+    return Page(path, fences, prose)
 
 
 def expand_snippets(code: str, base_paths: list[Path]) -> str:
     """Replace `--8<-- "file"` lines the way pymdownx.snippets does (whole-file includes)."""
     out = []
     for line in code.splitlines():
-        included = SNIPPET.match(line)
+        included = INCLUDE_LINE.match(line)
         if not included:
             out.append(line)
             continue

@@ -6,18 +6,20 @@ import copy
 import itertools
 import json
 import math
-import sys
 import xml.etree.ElementTree as ET
 
 import jsonschema
 import pytest
 
+import verify_labs  # scripts/verify_labs.py
 from batched_decode import chart, lab_results
 from batched_decode.batch_bound import (
     BATCHES,
     CONTEXT,
+    batch_for_kv_ceiling_share,
     compute_ceiling_tokens_per_s,
     configurations,
+    kv_ceiling_share,
     kv_ceiling_tokens_per_s,
     max_batch,
     mfu_ceiling,
@@ -33,9 +35,6 @@ from core.memory import MemoryBudget
 from core.models import kv_bytes_per_token, load_model
 from core.roofline import critical_batch, decode_intensity_limit
 from lab_docs import QWEN_BF16, RTX_4090, results_doc
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import verify_labs  # scripts/verify_labs.py
 
 SVG = "{http://www.w3.org/2000/svg}"
 GPUS = load_gpus()
@@ -290,7 +289,7 @@ def test_schema_requires_batch_summaries_only_for_the_batch_sweep():
 def test_verify_labs_catches_a_missing_request_and_a_tpot_below_the_bound():
     doc = synthetic_run()
     doc["measurements"].pop()
-    assert verify_labs.completeness(doc).status == "FAIL"
+    assert verify_labs.claims_module("batched_decode").batch_completeness(doc).status == "FAIL"
     fast = synthetic_run(tpot_ms=(1.0, 1.0, 1.0, 1.0))  # faster than reading the weights allows
     checks = {c.name: c for c in verify_labs.checks_for(fast, [], 0.3)}
     assert checks["every TPOT at or above its lower bound"].status == "FAIL"
@@ -335,6 +334,25 @@ def test_lab_results_tables_a_recorded_run_beside_its_bounds(tmp_path, capsys):
 
 
 def test_results_schema_is_still_valid_json_schema():
-    schema = json.loads((ROOT / "labs/results/schema.json").read_text(encoding="utf-8"))
+    schema = verify_labs.results_schema()  # labs/results/schema.json with every lab's part
     jsonschema.Draft202012Validator.check_schema(schema)
     assert "batch_sweep" in copy.deepcopy(schema)["properties"]["lab"]["enum"]
+
+
+def test_the_h100_only_approaches_its_kv_ceiling_and_cannot_reach_90_percent():
+    """Issue 26, defect 5: at batch 256 the bound is 52 % of the KV ceiling; 90 % needs
+    B = 9 W / (kappa S), more than the sequences that fit, so about 81 % is the most attainable."""
+    _, _, (h100, bf16, fmt), _ = configurations()
+    assert kv_ceiling_share(h100, bf16, fmt, CONTEXT, 256) == pytest.approx(0.52, abs=0.005)
+    fits = max_batch(h100, bf16, fmt, CONTEXT)
+    near = batch_for_kv_ceiling_share(bf16, fmt, CONTEXT, 0.9)
+    assert near == pytest.approx(
+        9 * streamed_weight_bytes(bf16, fmt) / (kv_bytes_per_token(bf16) * CONTEXT)
+    )
+    assert near > fits
+    assert kv_ceiling_share(h100, bf16, fmt, CONTEXT, round(near)) == pytest.approx(0.9, abs=1e-3)
+    assert kv_ceiling_share(h100, bf16, fmt, CONTEXT, fits) == pytest.approx(0.81, abs=0.005)
+    v = values()
+    assert v["h100_kv_share_last"] == "52%" and v["h100_kv_share_at_fits"] == "81%"
+    with pytest.raises(ValueError, match="share"):
+        batch_for_kv_ceiling_share(bf16, fmt, CONTEXT, 1.0)

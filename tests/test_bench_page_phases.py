@@ -1,10 +1,5 @@
 """scripts/bench_page_phases.py: self time per trace event, children subtracted, cut at the load."""
 
-import sys
-
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "scripts"))
 from bench_page_phases import self_times
 
 

@@ -2,14 +2,11 @@
 otherwise leave a variant measuring the page as built)."""
 
 import re
-import sys
 from urllib.parse import unquote
 from xml.etree import ElementTree
 
-from conftest import DOCS, FIRST_PAGE_LESSON, ROOT, built_html
-
-sys.path.insert(0, str(ROOT / "scripts"))
 import bench_page_variants
+from conftest import DOCS, FIRST_PAGE_LESSON, built_html
 
 
 def first_lesson_html(built_site) -> str:

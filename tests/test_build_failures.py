@@ -1,6 +1,7 @@
 """A broken page must fail the strict build, and the error must name the file.
 
-Each test builds a small fixture site that uses the real site's plugins and hooks.
+Each test builds a small fixture site that uses the real site's plugins and pipeline (some of
+its stages: extra.pipeline_stages).
 """
 
 import json
@@ -12,7 +13,12 @@ import pytest
 
 from conftest import ROOT, run_mkdocs_build
 
-HOOKS = ROOT / "scripts" / "hooks"
+# builds fixture sites (their formulas and diagrams share .cache/): one xdist worker for all
+pytestmark = pytest.mark.one_worker
+
+PIPELINE = ROOT / "scripts" / "coursesite" / "pipeline.py"
+# the stages a fixture site runs (it has no lesson manifest, assets or notebooks)
+STAGES = "i18n_pairs, abbreviations, values, exec_errors, serve_rebuild, serve_failures, serve_exit"
 
 
 def make_site(
@@ -50,14 +56,10 @@ def make_site(
                     - {{locale: en, name: English}}
               - markdown-exec:
                   languages: [python]
+            extra:
+              pipeline_stages: [{STAGES}]
             hooks:
-              - {HOOKS / "i18n_pairs.py"}
-              - {HOOKS / "abbreviations.py"}
-              - {HOOKS / "values.py"}
-              - {HOOKS / "exec_errors.py"}
-              - {HOOKS / "serve_rebuild.py"}
-              - {HOOKS / "serve_failures.py"}
-              - {HOOKS / "serve_exit.py"}
+              - {PIPELINE}
             markdown_extensions:
               - pymdownx.snippets:
                   base_path: [{tmp_path / "snippets"}]
@@ -65,24 +67,20 @@ def make_site(
               - pymdownx.superfences
             """)
     if notebooks:
-        # mkdocs-jupyter as mkdocs.yml configures it, and the hook that keeps .ipynb pages
+        # mkdocs-jupyter as mkdocs.yml configures it, and the stage that keeps .ipynb pages
         text = text.replace(
-            "hooks:\n",
+            "extra:\n",
             "  - mkdocs-jupyter: {include: ['*.ipynb'], execute: true, allow_errors: false}\n"
-            f"hooks:\n  - {HOOKS / 'notebooks.py'}\n",
-        )
+            "extra:\n",
+        ).replace(f"[{STAGES}]", f"[{STAGES}, notebooks]")
     config.write_text(text, encoding="utf-8")
     return config
 
 
-def test_every_hook_module_is_registered_in_mkdocs_yml():
-    # a hook file that mkdocs.yml does not list is never run, by make build or make serve
-    listed = set(
-        re.findall(r"^  - (scripts/hooks/\S+\.py)", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M)
-    )
-    modules = {str(p.relative_to(ROOT)) for p in HOOKS.glob("*.py")}
-    assert modules - listed == set(), "hooks not in mkdocs.yml's hooks:"
-    assert listed - modules == set(), "mkdocs.yml lists hooks that do not exist"
+def test_the_fixture_stages_are_the_pipelines():
+    from coursesite.pipeline import STAGES as PIPELINE_STAGES
+
+    assert set(STAGES.split(", ")) <= set(PIPELINE_STAGES)
 
 
 def page_pair(body: str) -> dict[str, str]:
@@ -169,11 +167,11 @@ def test_a_fixture_notebook_is_executed_and_rendered_in_both_languages(tmp_path)
         assert re.search(r"<pre>\s*42\s*</pre>", html), "the cell was not executed"
 
 
-def test_without_the_notebooks_hook_the_notebook_page_is_raw_json(tmp_path):
-    # Upstream ultrabug/mkdocs-static-i18n#198; if this starts failing, the hook may be obsolete.
+def test_without_the_notebooks_stage_the_notebook_page_is_raw_json(tmp_path):
+    # Upstream ultrabug/mkdocs-static-i18n#198; if this starts failing, the stage may be obsolete.
     config = make_site(tmp_path, notebook_pair("print(6 * 7)"), notebooks=True)
     text = config.read_text(encoding="utf-8")
-    config.write_text(text.replace(f"  - {HOOKS / 'notebooks.py'}\n", ""), encoding="utf-8")
+    config.write_text(text.replace(", notebooks]", "]"), encoding="utf-8")
     result = run_mkdocs_build(config, tmp_path / "site")
     assert result.returncode == 0, result.output  # --strict does not notice
     page = (tmp_path / "site" / "nb" / "index.html").read_text(encoding="utf-8")

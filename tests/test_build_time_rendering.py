@@ -1,14 +1,12 @@
-"""scripts/hooks/math_svg.py and mermaid_svg.py on small inputs (ADR-0013): what they write into a
+"""coursesite.math_svg and mermaid_svg on small inputs (ADR-0013): what they write into a
 page, and how a bad formula or diagram fails the build. The built site is checked in
 tests/test_web_files.py and tests/browser/."""
 
 import re
 
 import pytest
-from mkdocs.exceptions import PluginError
 
-import math_svg
-import mermaid_svg
+from coursesite import StageError, math_svg, mermaid_svg
 
 PAGE = "<html><head></head><body class='md'>{}</body></html>"
 
@@ -44,7 +42,7 @@ def test_notebook_markdown_math_is_typeset_but_not_inside_code():
 @pytest.mark.parametrize("tex", ["\\frac{a}{", "\\notamacro x"])
 def test_a_tex_error_fails_the_build_naming_page_and_formula(tex):
     html = PAGE.format(f'<span class="arithmatex">\\({tex}\\)</span>')
-    with pytest.raises(PluginError, match=r"lesson\.md: TeX error in .*" + re.escape(tex)):
+    with pytest.raises(StageError, match=r"lesson\.md: TeX error in .*" + re.escape(tex)):
         math_svg.typeset_page(html, "lesson.md")
 
 
@@ -60,7 +58,7 @@ def test_a_diagram_is_drawn_into_a_shadow_root_and_a_bad_one_fails_naming_the_pa
     assert out.startswith('<div class="mermaid"><template shadowrootmode="open"><svg ')
     assert "预填充" in out and "--md-mermaid-" in out  # Material's themeCSS: palette, dark mode
     bad = '<pre class="mermaid"><code>flowchart LR\n  A --&gt;</code></pre>'
-    with pytest.raises(PluginError, match=r"y\.md: Mermaid diagram 'flowchart LR…' is invalid"):
+    with pytest.raises(StageError, match=r"y\.md: Mermaid diagram 'flowchart LR…' is invalid"):
         mermaid_svg.draw_page(bad, "y.md")
 
 

@@ -10,6 +10,7 @@ from chunked_prefill.budget import chunks, course_setup, plan, prefill_steps
 from core.formats import SIXTEEN_BIT
 from core.models import kv_bytes_per_token
 from core.roofline import StepCost, step_bound, ttft_bound
+from labs_env import probe
 
 GPU, MODEL, FMT = course_setup()
 
@@ -91,3 +92,32 @@ def test_a_small_budget_caps_every_gap_at_one_budget_step(small_mix):
 def test_unchunked_refuses_a_budget_below_the_longest_prompt(small_mix):
     with pytest.raises(ValueError, match="never admit"):
         itl_sim.simulate(small_mix, 2048, False, GPU, MODEL, FMT)
+
+
+def test_a_budget_above_p_plus_d_still_cuts_the_next_prompt():
+    """Issue 26, defect 7: with the default budget no prompt needs cutting, yet chunking on cuts
+    the next long prompt with the leftover budget, and the largest ITL grows (647.3 vs 555.3 ms)."""
+    default = budget.LLM_DEFAULT_BUDGET
+    assert default > itl_sim.LONG_PROMPT  # every prompt fits whole in one step
+    runs = {(s.label, s.budget): s for s in itl_sim.compare(itl_sim.request_mix())}
+    chunked, whole = runs[("chunked", default)], runs[("unchunked", default)]
+    assert chunked.itl_max_ms > whole.itl_max_ms
+    assert (round(chunked.itl_max_ms, 1), round(whole.itl_max_ms, 1)) == (647.3, 555.3)
+
+
+KV_OFFLOADING_PROBE = """
+import json
+from vllm.config import CacheConfig, VllmConfig
+config = VllmConfig(cache_config=CacheConfig(kv_offloading_size=4.0))
+print("RESULT " + json.dumps(config.kv_transfer_config.kv_connector))
+"""
+
+
+def test_kv_offloading_size_wires_a_connector_that_stores_kv_on_cpu():
+    """Issue 26, defect 7: the scheduler preempts by recompute only, but kv_offloading_size
+    turns on a KV connector that offloads blocks to CPU memory ("no path to CPU" is too strong)."""
+    result = probe(KV_OFFLOADING_PROBE)
+    assert result in (
+        "OffloadingConnector",
+        "SimpleCPUOffloadConnector",
+    )

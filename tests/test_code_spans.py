@@ -1,4 +1,4 @@
-"""scripts/hooks/code_spans.py: same text, fewer spans, colour groups as in Material's CSS."""
+"""coursesite.code_spans: same text, fewer spans, colour groups as in Material's CSS."""
 
 import re
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import material
 import pytest
 
-import code_spans  # scripts/hooks/code_spans.py
 from conftest import DOCS, FIRST_PAGE_LESSON, ROOT, built_html
+from coursesite import code_spans
 
 STYLESHEETS = Path(material.__file__).parent / "templates" / "assets" / "stylesheets"
 EXTRA_CSS = ROOT / "docs" / "stylesheets" / "extra.css"
@@ -43,7 +43,7 @@ def test_plain_tokens_are_unwrapped_and_one_colour_is_one_span():
         + span("o", "+")
         + "\n"
     )
-    merged = code_spans.on_post_page(block(code))
+    merged = code_spans.merge_blocks(block(code))
     assert text_of(merged) == text_of(block(code))
     assert merged == block(
         'x <span class="o">=</span> f<span class="s2">&quot;a{</span>y'
@@ -55,14 +55,14 @@ def test_lines_comments_and_other_markup_are_never_joined():
     code = span("p", ")") + "\n" + span("p", "(")  # a newline between: two spans, as written
     code += span("c1", "# a") + span("c1", "# b")  # comments: Material's code annotations
     code += '<span class="hll">' + span("k", "if") + "</span>" + span("k", "else")
-    assert code_spans.on_post_page(block(code)) == block(code)
+    assert code_spans.merge_blocks(block(code)) == block(code)
 
 
 def test_notebook_cells_and_inline_code_are_left_alone():
     # nbconvert's own stylesheet colours every Pygments class, names included
     cell = '<div class="highlight-ipynb hl-python"><pre><span></span>' + span("n", "x") + "</pre>"
     inline = "<p><code>" + span("n", "x") + "</code></p>"
-    assert code_spans.on_post_page(cell + inline) == cell + inline
+    assert code_spans.merge_blocks(cell + inline) == cell + inline
 
 
 # --- the colour groups against the CSS a reader gets -------------------------------------------
@@ -134,7 +134,7 @@ def test_a_built_lesson_has_no_plain_token_spans(built_site):
     assert blocks, f"{lesson.page}: no highlighted block; pymdownx.highlight's markup changed?"
     classes = "|".join(sorted(code_spans.PLAIN))
     plain = [s for b in blocks for s in re.findall(rf'<span class="(?:{classes})">', b)]
-    assert not plain, f"{lesson.page}: {len(plain)} plain-token spans left (code_spans.py not run?)"
+    assert not plain, f"{lesson.page}: {len(plain)} plain-token spans left (code_spans not run?)"
 
 
 def test_each_class_has_one_role():

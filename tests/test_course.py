@@ -1,7 +1,7 @@
 """The lesson manifest (docs/lessons.yml) and the rules every lesson's values follow.
 
 - the manifest agrees with the files: every lesson has both pages and its code folder, and no page
-  in a part's folder is left out of it (scripts/hooks/course.py fails the build the same way);
+  in a part's folder is left out of it (coursesite.manifest fails the build the same way);
 - one quantity, one value: a value name that two lessons' values() both define must be equal;
 - no page shows sys.path boilerplate, and snippets/ imports as an installed package.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import COURSE, DOCS, ROOT, run_mkdocs_build
-from course import CourseError, load_course
+from coursesite.manifest import CourseError, load_course
 
 SNIPPETS = ROOT / "snippets"
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, chinese_pages, lessons
-from markdown_source import SNIPPET, read_page
+from coursesite.syntax import INCLUDE_LINE
+from markdown_source import read_page
 
 SNIPPETS = ROOT / "snippets"
 SLUGS = [lesson.slug for lesson in lessons()]
@@ -48,6 +49,10 @@ TAUGHT: dict[tuple[str, str], tuple[set[str], str]] = {
         "the metrics as vllm bench serve defines them, applied to the simulated requests",
     ),
     ("playground", "roofline.chart"): ({"chart"}, "the roofline chart, for the reader's choice"),
+    ("speculative_decoding", "batched_decode.batch_bound"): (
+        {"CONTEXT", "configurations", "max_batch"},
+        "the batched decode step's context, cards, formats and KV capacity, reused as the setting",
+    ),
 }
 
 
@@ -98,7 +103,9 @@ def shown_sources() -> set[str]:
     for page in chinese_pages():
         for block in read_page(page).executed_blocks:
             if "source" in block.options:
-                shown |= {m[1] for line in block.body.splitlines() if (m := SNIPPET.match(line))}
+                shown |= {
+                    m[1] for line in block.body.splitlines() if (m := INCLUDE_LINE.match(line))
+                }
     return shown
 
 

@@ -1,15 +1,11 @@
 """scripts/lock_sizes.py, offline: the lock's pins and hashes, the wheel chosen, the zip read."""
 
 import io
-import sys
 import zipfile
 
 import pytest
 from packaging.tags import sys_tags
 
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "scripts"))
 import lock_sizes  # scripts/lock_sizes.py
 
 LOCK = """\

@@ -1,16 +1,14 @@
-"""scripts/hooks/material_fixes.py on its own, and on a built lesson page."""
+"""coursesite.material_fixes on its own, and on a built lesson page."""
 
 import re
-from types import SimpleNamespace
 
-import material_fixes  # scripts/hooks/material_fixes.py
 from conftest import DOCS, FIRST_PAGE_LESSON, built_html
-
-CONFIG = {"theme": {"language": "en"}}
+from coursesite import material_fixes
+from stage_inputs import a_build, a_page
 
 
 def fix(html: str) -> str:
-    return material_fixes.on_post_page(html, page=None, config=SimpleNamespace(**CONFIG))
+    return material_fixes.fix(html, a_page(), a_build("en"))
 
 
 def test_every_code_block_starts_focusable_until_material_mounts_it():

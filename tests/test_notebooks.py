@@ -1,7 +1,6 @@
 """Notebook pages (docs/**/x.ipynb + x.en.ipynb): committed clean, same code in both languages,
 executed and rendered by the build, and offered for download."""
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -61,11 +60,8 @@ def test_both_languages_run_the_same_code(zh):
 
 
 def test_a_notebook_without_its_translation_is_reported(tmp_path):
-    spec = importlib.util.spec_from_file_location(
-        "i18n_pairs", ROOT / "scripts/hooks/i18n_pairs.py"
-    )
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
+    from coursesite import i18n_pairs as hook
+
     (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
     (tmp_path / "b.en.ipynb").write_text("{}", encoding="utf-8")
     (tmp_path / ".ipynb_checkpoints").mkdir()
@@ -93,7 +89,7 @@ def test_built_notebook_page_is_rendered_and_offers_the_notebook(built_site, zh,
 
 
 def test_jupyterlab_stylesheet_is_cut_to_the_rules_the_page_can_use(monkeypatch, tmp_path):
-    import notebooks as hook  # scripts/hooks/notebooks.py
+    from coursesite import notebooks as hook
 
     monkeypatch.setattr(hook, "CACHE", tmp_path)
     jupyter = (
@@ -136,11 +132,10 @@ def test_built_notebook_page_has_no_unused_loader(built_site, zh):
 
 
 def test_a_notebook_mermaid_cell_or_a_changed_template_fails_the_build():
-    from mkdocs.exceptions import PluginError
+    from coursesite import StageError
+    from coursesite import notebooks as hook
 
-    import notebooks as hook  # scripts/hooks/notebooks.py
-
-    with pytest.raises(PluginError, match=r"nb\.ipynb.*Mermaid cell"):
+    with pytest.raises(StageError, match=r"nb\.ipynb.*Mermaid cell"):
         hook.without_loaders('<div class="jp-Mermaid"><pre class="mermaid">', "nb.ipynb")
-    with pytest.raises(PluginError, match="found 0 MathJax 2 and 0 Mermaid loaders"):
+    with pytest.raises(StageError, match="found 0 MathJax 2 and 0 Mermaid loaders"):
         hook.without_loaders("<p>a template without them</p>", "nb.ipynb")

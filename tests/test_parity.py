@@ -87,7 +87,7 @@ def test_every_nav_title_is_translated():
     english = next(lang for lang in i18n["languages"] if lang["locale"] == "en")
     translations = (english.get("nav_translations") or {}) | COURSE.translations()
     nav = [item for item in config["nav"] if "lessons.yml" not in item.values()]
-    nav.append(COURSE.nav_section())  # what scripts/hooks/course.py puts in the placeholder's place
+    nav.append(COURSE.nav_section())  # what coursesite.pipeline puts in the placeholder's place
     missing = [t for t in nav_titles(nav) if t not in translations]
     assert not missing, f"mkdocs.yml: nav titles without an English translation: {missing}"
 

@@ -68,6 +68,32 @@ def test_hit_rate_reaches_the_ceiling_with_an_ample_cache_and_falls_when_tight()
     assert rates[0].hit_rate > rates[1].hit_rate > rates[2].hit_rate > 0
 
 
+def test_per_prompt_tallies_add_up_to_the_whole_run():
+    prompts, questions = hit_rate.stream()
+    for capacity in hit_rate.CAPACITIES:
+        r = hit_rate.simulate(prompts, questions, capacity)
+        assert sum(t.prompt_tokens for t in r.by_prompt) == r.prompt_tokens
+        assert sum(t.cached_tokens for t in r.by_prompt) == r.cached_tokens
+        assert sum(r.lost_share(k) for k in range(len(r.by_prompt))) == pytest.approx(
+            1.0 if r.lost_tokens else 0.0
+        )
+
+
+def test_a_tight_cache_costs_the_rare_long_prompt_its_own_hits_not_the_popular_ones():
+    """Issue 26, defect 2: at 400 blocks the popular prompt loses nothing (LRU evicts the rare
+    prompt itself); at 250 blocks the rare prompt still accounts for about 60 % of lost tokens."""
+    popular = hit_rate.POPULARITY.index(max(hit_rate.POPULARITY))
+    rare = hit_rate.POPULARITY.index(min(hit_rate.POPULARITY))
+    assert hit_rate.SYSTEM_PROMPTS[rare] == max(hit_rate.SYSTEM_PROMPTS)
+    prompts, questions = hit_rate.stream()
+    _, tight, tighter = (hit_rate.simulate(prompts, questions, c) for c in hit_rate.CAPACITIES)
+    assert tight.capacity == 400 and tighter.capacity == 250
+    assert tight.by_prompt[popular].lost_tokens == 0
+    assert tight.lost_share(rare) > 0.9
+    assert tighter.by_prompt[popular].lost_tokens > 0
+    assert tighter.lost_share(rare) == pytest.approx(0.60, abs=0.02)
+
+
 def test_the_stream_is_reproducible_from_its_seed():
     a, b = hit_rate.stream(), hit_rate.stream()
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
@@ -91,6 +117,7 @@ def test_lru_evicts_the_rarely_used_prompt_first():
     ample = hit_rate.simulate(prompts, questions, 10_000)
     tight = hit_rate.simulate(prompts, questions, 300)
     assert tight.cached_tokens < ample.cached_tokens
+    assert tight.by_prompt[2].lost_tokens == 0  # used once: nothing to lose
 
 
 def test_a_pool_smaller_than_one_request_is_refused():
@@ -133,11 +160,7 @@ def prefix_doc(block: int = 128, system: int = 300, question: int = 40) -> dict:
 
 
 def verify(doc: dict) -> dict[str, str]:
-    import sys
 
-    from conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "scripts"))
     import verify_labs
 
     return {c.name: c.status for c in verify_labs.checks_for(doc, [], 0.3)}

@@ -1,4 +1,4 @@
-"""'Run in browser' at build time (scripts/hooks/run_in_browser.py, docs/adr/0011).
+"""'Run in browser' at build time (coursesite.run_in_browser, docs/adr/0011).
 
 The served course archive holds snippets/ byte for byte; every executed block of every page has
 a button naming a served file with exactly the code the build ran (snippets expanded, hidden lines
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import run_in_browser
 from conftest import DOCS, ROOT, built_html
+from coursesite import run_in_browser
 from markdown_source import expand_snippets, read_page
 
 LOADS_RUNTIME = re.compile(

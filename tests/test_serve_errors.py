@@ -18,6 +18,9 @@ import pytest
 from conftest import MKDOCS, make_serve_args
 from test_build_failures import make_site, page_pair
 
+# `mkdocs serve` on a free port, with timed waits: one xdist worker for all such files
+pytestmark = pytest.mark.one_worker
+
 BROKEN = '# L\n\n```python exec="on" id="broken-block"\nraise RuntimeError("boom")\n```\n'
 FIXED = '# L\n\n```python exec="on" result="text" id="broken-block"\nprint(6 * 7)\n```\n'
 TIMEOUT_S = 120
@@ -90,8 +93,8 @@ def served(tmp_path) -> Iterator[tuple[str, Path, Popen]]:
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_stopped_server_leaves_no_temporary_folder(served, stop):
-    """scripts/hooks/serve_exit.py: stopped by a signal instead of Ctrl-C, MkDocs still removes
-    its temporary site (~30 MB for the course) and the hooks' folders."""
+    """coursesite.serve_exit: stopped by a signal instead of Ctrl-C, MkDocs still removes
+    its temporary site (~30 MB for the course) and the build's folders."""
     base, site, server = served
     wait_for(f"{base}lesson/", lambda s, b: s == 200, server)
     assert any((site / "tmp").iterdir()), "the server built into no temporary folder"

@@ -1,4 +1,4 @@
-"""scripts/hooks/serve_failures.py: under `make serve` a failed rebuild answers every page at once
+"""coursesite.serve_failures: under `make serve` a failed rebuild answers every page at once
 with its problems, in the page's language, instead of holding the request until a fix.
 
 Unit tests here; tests/test_serve_rebuild.py serves a fixture site, breaks it and mends it."""
@@ -8,7 +8,7 @@ import logging
 import pytest
 from mkdocs.exceptions import Abort
 
-import serve_failures  # scripts/hooks/serve_failures.py
+from coursesite import serve_failures
 
 
 def builder_that(*outcomes):

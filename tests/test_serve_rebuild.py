@@ -1,4 +1,4 @@
-"""scripts/hooks/serve_rebuild.py: under `make serve` (`mkdocs serve --dirty`) a save rebuilds
+"""coursesite.serve_rebuild: under `make serve` (`mkdocs serve --dirty`) a save rebuilds
 exactly the pages it can change, and those pages show the change (never stale output).
 
 Unit tests of the dependency rules, then a fixture site served the way `make serve` serves."""
@@ -16,11 +16,15 @@ from pathlib import Path
 
 import pytest
 
-import serve_rebuild  # scripts/hooks/serve_rebuild.py
 from conftest import MKDOCS, ROOT, make_serve_args
-from livereload_tab import LiveReloadTab
+from coursesite import serve_rebuild, session
+from coursesite.livereload_tab import LiveReloadTab
+from coursesite.session import SESSION
 from test_build_failures import make_site
 from test_serve_errors import fetch, free_port, wait_for
+
+# `mkdocs serve` on a free port, with timed waits: one xdist worker for all such files
+pytestmark = pytest.mark.one_worker
 
 # ---------------------------------------------------------------- the rules, on a synthetic tree
 
@@ -337,10 +341,10 @@ class Log:
         pytest.fail(f"mkdocs serve: no line matching {pattern!r}:\n{tail}")
 
 
-def test_make_serve_is_dirty_and_the_site_loads_the_hook():
+def test_make_serve_is_dirty_and_the_site_loads_the_pipeline():
     assert "--dirty" in make_serve_args(), "make serve without --dirty rebuilds every page"
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    assert "scripts/hooks/serve_rebuild.py" in config
+    assert "  - scripts/coursesite/pipeline.py" in config
 
 
 @dataclass
@@ -465,23 +469,26 @@ def test_a_removed_page_is_gone_from_the_served_site_and_its_search(served):
     assert "value 42" in served.page("lesson/", "value 42")  # the rest still served
 
 
-def test_outside_serve_dirty_the_hook_does_nothing(tmp_path, monkeypatch):
-    monkeypatch.setenv(serve_rebuild.DIRTY_MARKER, "0")
+def test_outside_serve_dirty_the_stage_does_nothing(monkeypatch):
+    monkeypatch.setattr(SESSION, "serving", False)  # restored after the test
+    monkeypatch.setattr(SESSION, "dirty", False)
     files = object()
-    assert serve_rebuild.on_files(files, config=None) is files
-    serve_rebuild.on_startup("build", dirty=True)
+    assert serve_rebuild.mark_changed_pages(files, config=None) is files
+    session.start("build", dirty=True)
     assert not serve_rebuild.active()
-    serve_rebuild.on_startup("serve", dirty=False)
+    session.start("serve", dirty=False)
     assert not serve_rebuild.active()
+    session.start("serve", dirty=True)
+    assert serve_rebuild.active()
 
 
 def test_a_failed_build_reloads_every_open_page_and_drops_its_deferred_pages(monkeypatch):
-    monkeypatch.setenv(serve_rebuild.DIRTY_MARKER, "1")
-    monkeypatch.delitem(serve_rebuild.sys.modules, serve_rebuild.STATE_MODULE, raising=False)
-    state = serve_rebuild._state()
+    monkeypatch.setattr(SESSION, "dirty", True)
+    state = serve_rebuild.ServeState()
+    monkeypatch.setattr(serve_rebuild, "STATE", state)
     state.last_build = serve_rebuild.LastBuild(True, frozenset({"more/"}), first_pass_after_ms=5)
     state.deferring = {"other/"}
-    serve_rebuild.on_build_error(RuntimeError("x"))
+    serve_rebuild.build_failed()
     assert not state.last_build.spares("lesson/", 100), "a page would keep the stale output"
     assert state.deferring == set()
 

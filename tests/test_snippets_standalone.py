@@ -13,7 +13,8 @@ import pytest
 from markdown_exec._internal.formatters.python import _run_python
 
 from conftest import ROOT, chinese_pages
-from markdown_source import SNIPPET, read_page
+from coursesite.syntax import INCLUDE_LINE
+from markdown_source import read_page
 
 SNIPPETS = ROOT / "snippets"
 LIBRARIES = {"core"}  # the arithmetic core, imported by lessons; it prints nothing
@@ -39,7 +40,7 @@ def test_snippet_runs_on_its_own_from_any_directory(path, tmp_path):
 def included_plain_main_blocks():
     for page in chinese_pages():
         for block in read_page(page).executed_blocks:
-            includes = [m[1] for line in block.body.splitlines() if (m := SNIPPET.match(line))]
+            includes = [m[1] for line in block.body.splitlines() if (m := INCLUDE_LINE.match(line))]
             if len(includes) == 1 and PLAIN_MAIN.search(block.body):
                 yield pytest.param(SNIPPETS / includes[0], block.block_id, id=block.block_id)
 

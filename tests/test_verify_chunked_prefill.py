@@ -1,15 +1,10 @@
 """scripts/verify_labs.py on chunked_prefill results (labs/chunked_prefill/long_prompt.py): the
 GPU claim and the completeness checks, on synthetic documents (no GPU here)."""
 
-import sys
-
 import pytest
 
-from conftest import ROOT
-from lab_docs import RTX_4090, TEST_CPU, results_doc
-
-sys.path.insert(0, str(ROOT / "scripts"))
 import verify_labs  # scripts/verify_labs.py
+from lab_docs import RTX_4090, TEST_CPU, results_doc
 
 PARAMETERS = {
     "max_model_len": 6016, "enable_prefix_caching": False, "warmup": 1,

@@ -10,7 +10,6 @@ import functools
 import json
 import os
 import re
-import sys
 from contextlib import chdir
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,12 +19,10 @@ import yaml
 from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
 from conftest import DOCS, ROOT, run_mkdocs_build
+from coursesite.mermaid_svg import CHROMIUM
 from markdown_source import expand_snippets, read_page
-from mermaid_svg import CHROMIUM
-from test_build_failures import make_site
-
-sys.path.insert(0, str(ROOT / "scripts"))
 from serve_site import DEFAULT_SITE_URL, page_paths
+from test_build_failures import make_site
 
 LANGS = {"zh": "", "en": "en/"}  # language -> where its pages live
 # the repository the build links to: REPO_URL if set (mkdocs.yml's !ENV), else mkdocs.yml's default
@@ -216,7 +213,7 @@ def test_a_one_language_build_says_on_its_404_page_how_to_serve_the_other(tmp_pa
     config = make_site(tmp_path, pages)
     text = config.read_text(encoding="utf-8")
     text = text.replace("  - i18n:\n", f"  - i18n:\n      build_only_locale: {only}\n", 1)
-    text = text.replace("hooks:\n", f"hooks:\n  - {ROOT / 'scripts' / 'hooks' / 'site_meta.py'}\n")
+    text = text.replace("pipeline_stages: [", "pipeline_stages: [site_meta, ", 1)
     config.write_text(text, encoding="utf-8")
     result = run_mkdocs_build(config, tmp_path / "site")
     assert result.returncode == 0, result.output
@@ -325,7 +322,7 @@ def test_a_build_with_repo_url_links_and_cites_that_repository(tmp_path, monkeyp
     config = make_site(tmp_path, {"index.md": "# 首页\n", "index.en.md": "# Home\n"})
     text = (
         config.read_text(encoding="utf-8")
-        .replace("hooks:\n", f"hooks:\n  - {ROOT / 'scripts' / 'hooks' / 'site_meta.py'}\n")
+        .replace("pipeline_stages: [", "pipeline_stages: [site_meta, ", 1)
         .replace("font: false}", "font: false, features: [content.action.edit]}")
     )
     repo_url = '!ENV [REPO_URL, "https://github.com/example/placeholder"]'

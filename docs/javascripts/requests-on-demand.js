@@ -1,4 +1,4 @@
-// Runs before Material's bundle (scripts/hooks/page_assets.py puts it there; docs/adr/0012).
+// Runs before Material's bundle (scripts/coursesite/page_assets.py puts it there; docs/adr/0012).
 // Material's bundle requests two things on every page load that a reader may never use:
 // 1. the search index: here it is requested when the reader first turns to the search box (focus,
 //    or the search toggle on a phone) or arrives from a search result (?h=…, highlighted terms),

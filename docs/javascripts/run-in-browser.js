@@ -1,4 +1,4 @@
-// "Run in browser" for executed Python blocks (scripts/hooks/run_in_browser.py, docs/adr/0011).
+// "Run in browser" for executed Python blocks (scripts/coursesite/run_in_browser.py, docs/adr/0011).
 // Imported by a block's button on the first click, never on page load. The first run loads
 // Pyodide from assets/vendor/pyodide/ (npm `pyodide`, core only) and unpacks assets/run/course.zip
 // (the course's snippets/ as the build used them) into /course; later runs reuse both.
@@ -111,7 +111,7 @@ export async function callPython(module, name, kwargs) {
   return { value, error };
 }
 
-/** The playground's form (scripts/hooks/run_in_browser.py): snippets/playground/web.py report(). */
+/** The playground's form (scripts/coursesite/run_in_browser.py): snippets/playground/web.py report(). */
 export async function playground(form) {
   const t = text();
   addStyle();

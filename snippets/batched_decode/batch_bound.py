@@ -12,7 +12,12 @@ Run it: python snippets/batched_decode/batch_bound.py
 
 from dataclasses import dataclass
 
-from core.formats import WeightFormat, checkpoint_format, resident_weight_bytes
+from core.formats import (
+    WeightFormat,
+    checkpoint_format,
+    resident_weight_bytes,
+    streamed_weight_bytes,
+)
 from core.forward import decode_bytes, decode_flops, kv_cache_bytes
 from core.gpus import GPU, load_gpus
 from core.memory import MemoryBudget
@@ -84,6 +89,27 @@ def compute_ceiling_tokens_per_s(gpu: GPU, model: ModelSpec, fmt: WeightFormat) 
 def kv_ceiling_tokens_per_s(gpu: GPU, model: ModelSpec, context: int) -> float:
     """As B grows, (W + B*kappa*S) / BW approaches B*kappa*S / BW: at most BW / (kappa*S) tok/s."""
     return gpu.bandwidth_bytes / kv_cache_bytes(model, context)
+
+
+def kv_ceiling_share(
+    gpu: GPU, model: ModelSpec, fmt: WeightFormat, context: int, batch: int
+) -> float:
+    """How close a batch's bound throughput comes to the KV ceiling.
+
+    Memory-bound, the share is B*kS / (W + B*kS): it only approaches 1 as B grows."""
+    return step(gpu, model, fmt, context, batch).tokens_per_s / kv_ceiling_tokens_per_s(
+        gpu, model, context
+    )
+
+
+def batch_for_kv_ceiling_share(
+    model: ModelSpec, fmt: WeightFormat, context: int, share: float
+) -> float:
+    """The batch at which a memory-bound step reaches `share` of the KV ceiling:
+    B*kS / (W + B*kS) = share  =>  B = share / (1 - share) * W / (kS)."""
+    if not 0 < share < 1:
+        raise ValueError(f"share must be in (0, 1), got {share}")
+    return share / (1 - share) * streamed_weight_bytes(model, fmt) / kv_cache_bytes(model, context)
 
 
 def vanishing_context(gpu: GPU, model: ModelSpec, fmt: WeightFormat) -> float:

@@ -1,14 +1,16 @@
 """Figures the batched-decode lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ batched_decode.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ batched_decode.<name> }}; coursesite.values fills them in.
 Run `python snippets/batched_decode/values.py` to list every name and its value.
 """
 
 from batched_decode.batch_bound import (
     BATCHES,
     CONTEXT,
+    batch_for_kv_ceiling_share,
     compute_ceiling_tokens_per_s,
     configurations,
+    kv_ceiling_share,
     kv_ceiling_tokens_per_s,
     max_batch,
     mfu_ceiling,
@@ -33,6 +35,7 @@ QUIZ_CONTEXT = 512  # the numeric self-test: the critical batch at a shorter con
 TRANSFER_MODEL = "llama-3.1-8b-instruct"
 TRANSFER_GPU = "h200_sxm"
 TRANSFER_CONTEXTS = (512, 1024)
+NEAR_KV_CEILING = 0.9  # what "approaches the KV ceiling" would have to mean
 # vLLM 0.26.0's defaults for the LLM class on GPUs under 70 GiB (and on an A100)
 VLLM_MAX_NUM_SEQS_DEFAULT = MAX_NUM_SEQS
 VLLM_MAX_NUM_BATCHED_TOKENS_DEFAULT = MAX_NUM_BATCHED_TOKENS
@@ -58,6 +61,7 @@ def values() -> dict[str, str]:
     s_at_fits = step(rtx, bf16, f_bf16, CONTEXT, fits_bf16)
     # the batch at which a step reads as many KV bytes as weight bytes: W = B * kappa * S
     kv_as_weights = streamed_weight_bytes(bf16, f_bf16) / kv_cache_bytes(bf16, CONTEXT)
+    h100_fits = max_batch(h100, bf16, f_bf16, CONTEXT)
     s_fit = step(rtx, bf16, f_bf16, CONTEXT, max(b for b in BATCHES if b <= fits_bf16))
     a100 = gpus["a100_80gb_sxm"]
     bench_mfu = flops_utilization(a100, decode_flops(bf16, 1), 1 / QWEN_BENCH_BF16_TOK_S)
@@ -101,7 +105,7 @@ def values() -> dict[str, str]:
         "h100_tps_last": f"{h_last.tokens_per_s:,.0f}",
         "h100_awq_tpot_first_ms": f"{ha1.tpot_s * 1e3:.2f}",
         "h100_awq_tpot_last_ms": f"{ha_last.tpot_s * 1e3:.2f}",
-        "h100_fits": f"{max_batch(h100, bf16, f_bf16, CONTEXT):,}",
+        "h100_fits": f"{h100_fits:,}",
         # critical batch
         "b0_bf16": _b(critical_batch(rtx, bf16, 0, f_bf16)),
         "b0_awq": _b(critical_batch(rtx, awq, 0, f_awq)),
@@ -117,6 +121,14 @@ def values() -> dict[str, str]:
         "compute_ceiling_h100": f"{compute_ceiling_tokens_per_s(h100, bf16, f_bf16):,.0f}",
         "kv_ceiling_rtx": f"{kv_ceiling_tokens_per_s(rtx, bf16, CONTEXT):,.0f}",
         "kv_ceiling_h100": f"{kv_ceiling_tokens_per_s(h100, bf16, CONTEXT):,.0f}",
+        # how close the H100 (BF16) gets to its KV ceiling: at the sweep's end, at what fits
+        "h100_kv_share_last": f"{kv_ceiling_share(h100, bf16, f_bf16, CONTEXT, last):.0%}",
+        "near_kv_ceiling": f"{NEAR_KV_CEILING:.0%}",
+        "near_kv_ceiling_factor": f"{NEAR_KV_CEILING / (1 - NEAR_KV_CEILING):.0f}",
+        "h100_batch_near_kv_ceiling": (
+            f"{batch_for_kv_ceiling_share(bf16, f_bf16, CONTEXT, NEAR_KV_CEILING):,.0f}"
+        ),
+        "h100_kv_share_at_fits": f"{kv_ceiling_share(h100, bf16, f_bf16, CONTEXT, h100_fits):.0%}",
         # MBU and MFU of a published batch-1 run (latency_metrics states its MBU)
         "bench_gpu": a100.name,
         "bench_mfu": f"{bench_mfu:.1%}",

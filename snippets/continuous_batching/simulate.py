@@ -110,6 +110,8 @@ class Result:
     busy_slot_steps: int  # sum over decode steps of sequences decoding
     decode_steps: int
     slots: int
+    prefill_s: float  # time spent in prefill steps, in which nobody decodes
+    busy_s: float  # time spent in any step (prefill or decode)
 
     @property
     def slot_utilization(self) -> float:
@@ -130,6 +132,7 @@ def simulate(policy: str, stream: Stream, hw: Hardware, slots: int = SLOTS) -> R
     queue: list[int] = []
     batch: list[int] = []  # requests holding a slot (static: until the whole batch finishes)
     busy = steps = 0
+    prefill_s = busy_s = 0.0
     while next_arrival < n or queue or batch:
         while next_arrival < n and arrivals[next_arrival] <= t:
             queue.append(next_arrival)
@@ -140,7 +143,10 @@ def simulate(policy: str, stream: Stream, hw: Hardware, slots: int = SLOTS) -> R
             admit = queue[: slots - len(batch)]
             del queue[: len(admit)]
             if admit:
-                t += hw.prefill_s(stream.prompt_tokens, len(admit))
+                step_s = hw.prefill_s(stream.prompt_tokens, len(admit))
+                t += step_s
+                prefill_s += step_s
+                busy_s += step_s
                 for r in admit:
                     first[r], done[r] = t, 1
                     if outputs[r] == 1:
@@ -154,14 +160,16 @@ def simulate(policy: str, stream: Stream, hw: Hardware, slots: int = SLOTS) -> R
             continue
         # context of a sequence: its prompt plus the tokens generated before this step's input
         context = sum(stream.prompt_tokens + done[r] - 1 for r in running)
-        t += hw.decode_s(len(running), context)
+        step_s = hw.decode_s(len(running), context)
+        t += step_s
+        busy_s += step_s
         for r in running:
             done[r] += 1
             if done[r] == outputs[r]:
                 finish[r] = t
         busy += len(running)
         steps += 1
-    return Result(policy, np.array(first), np.array(finish), busy, steps, slots)
+    return Result(policy, np.array(first), np.array(finish), busy, steps, slots, prefill_s, busy_s)
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,13 @@ class Summary:
     mean_ttft_s: float
     p99_ttft_s: float
     makespan_s: float
+    prefill_s: float
+    decode_s: float
+
+    @property
+    def prefill_share(self) -> float:
+        """The share of the GPU's busy time spent in prefill steps (no token is decoded there)."""
+        return self.prefill_s / (self.prefill_s + self.decode_s)
 
 
 def summarize(result: Result, stream: Stream) -> Summary:
@@ -189,6 +204,8 @@ def summarize(result: Result, stream: Stream) -> Summary:
         float(ttft.mean()),
         float(np.percentile(ttft, 99)),
         makespan,
+        result.prefill_s,
+        result.busy_s - result.prefill_s,
     )
 
 
@@ -202,12 +219,13 @@ def compare(
 
 def table(summaries: list[Summary]) -> list[str]:
     lines = [
-        f"{'policy':<11} {'slot use':>8} {'tok/s':>7} {'mean lat s':>10} {'p99 lat s':>9} "
-        f"{'mean TTFT s':>11} {'p99 TTFT s':>10}"
+        f"{'policy':<11} {'slot use':>8} {'prefill':>7} {'tok/s':>7} {'mean lat s':>10} "
+        f"{'p99 lat s':>9} {'mean TTFT s':>11} {'p99 TTFT s':>10}"
     ]
     for s in summaries:
         lines.append(
-            f"{s.policy:<11} {s.slot_utilization:8.1%} {s.throughput_tok_s:7,.0f} "
+            f"{s.policy:<11} {s.slot_utilization:8.1%} {s.prefill_share:7.0%} "
+            f"{s.throughput_tok_s:7,.0f} "
             f"{s.mean_latency_s:10.2f} {s.p99_latency_s:9.2f} {s.mean_ttft_s:11.2f} "
             f"{s.p99_ttft_s:10.2f}"
         )

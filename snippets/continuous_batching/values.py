@@ -1,6 +1,6 @@
 """Figures the continuous-batching lesson quotes in its prose, computed here (never typed).
 
-Pages refer to them as {{ continuous_batching.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ continuous_batching.<name> }}; coursesite.values fills them in.
 Run `python snippets/continuous_batching/values.py` to list every name and its value.
 """
 
@@ -15,6 +15,7 @@ from continuous_batching.simulate import (
     SEED,
     SLOTS,
     Hardware,
+    Summary,
     burst,
     compare,
     default_hardware,
@@ -34,6 +35,14 @@ QUIZ_SLOTS = 4
 def harmonic(k: int) -> float:
     """H_k = 1 + 1/2 + ... + 1/k: the expected maximum of k exponential draws, in means."""
     return sum(1 / i for i in range(1, k + 1))
+
+
+def gains(static: Summary, continuous: Summary) -> tuple[float, float]:
+    """Continuous over static: (slot utilization ratio, throughput ratio)."""
+    return (
+        continuous.slot_utilization / static.slot_utilization,
+        continuous.throughput_tok_s / static.throughput_tok_s,
+    )
 
 
 def values() -> dict[str, str]:
@@ -68,6 +77,7 @@ def values() -> dict[str, str]:
         for policy, s in rows.items():
             key = f"{scenario}_{policy}"
             v[f"{key}_util"] = f"{s.slot_utilization:.1%}"
+            v[f"{key}_prefill_share"] = f"{s.prefill_share:.0%}"
             v[f"{key}_tok_s"] = f"{s.throughput_tok_s:,.0f}"
             v[f"{key}_mean_s"] = f"{s.mean_latency_s:.2f}"
             v[f"{key}_p99_s"] = f"{s.p99_latency_s:.2f}"
@@ -90,10 +100,20 @@ def values() -> dict[str, str]:
     for policy, summary in t.items():
         v[f"xfer_{policy}_util"] = f"{summary.slot_utilization:.1%}"
         v[f"xfer_{policy}_tok_s"] = f"{summary.throughput_tok_s:,.0f}"
-    v["xfer_gain"] = f"{t['continuous'].throughput_tok_s / t['static'].throughput_tok_s:.1f}"
-    v["offline_gain"] = (
-        f"{offline['continuous'].throughput_tok_s / offline['static'].throughput_tok_s:.1f}"
-    )
+        v[f"xfer_{policy}_prefill_share"] = f"{summary.prefill_share:.0%}"
+    xfer_util_gain, xfer_gain = gains(t["static"], t["continuous"])
+    v["xfer_util_gain"] = f"{xfer_util_gain:.1f}"
+    v["xfer_gain"] = f"{xfer_gain:.1f}"
+    offline_util_gain, offline_gain = gains(offline["static"], offline["continuous"])
+    v["offline_util_gain"] = f"{offline_util_gain:.1f}"
+    v["offline_gain"] = f"{offline_gain:.1f}"
+    # prefill takes the same time under both policies (compute-bound: batching it saves nothing),
+    # so the decode time is where the policies differ
+    v["offline_prefill_s"] = f"{offline['static'].prefill_s:.1f}"
+    for policy, s in offline.items():
+        v[f"offline_{policy}_decode_s"] = f"{s.decode_s:.1f}"
+    decode_gain = offline["static"].decode_s / offline["continuous"].decode_s
+    v["offline_decode_gain"] = f"{decode_gain:.1f}"
     return v
 
 

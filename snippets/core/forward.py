@@ -69,8 +69,14 @@ def prefill_bytes(
 
 
 def decode_bytes(
-    model: ModelSpec, context: int, fmt: WeightFormat | None = None, batch: int = 1
+    model: ModelSpec,
+    context: int,
+    fmt: WeightFormat | None = None,
+    batch: int = 1,
+    *,
+    kv_bytes: float = SIXTEEN_BIT,
 ) -> float:
-    """The weights, read again for one token per sequence, plus every sequence's cached KV."""
+    """The weights, read again for one token per sequence, plus every sequence's cached KV
+    (kv_bytes per value: 2 for a 16-bit cache, 1 for vLLM's kv_cache_dtype="fp8")."""
     require_count("context", context, 0)
-    return streamed_weight_bytes(model, fmt) + kv_cache_bytes(model, context, batch, SIXTEEN_BIT)
+    return streamed_weight_bytes(model, fmt) + kv_cache_bytes(model, context, batch, kv_bytes)

@@ -20,6 +20,15 @@ class GPU:
     fp8_dense_tflops: float | None = None  # FP8 tensor cores (W8A8); None where there are none
     memory_mib: int | None = None  # nvidia-smi's memory.total, as cited in memory_source
     memory_source: str | None = None
+    compute_capability: str | None = None  # CUDA's "8.9": vLLM picks kernels by it
+
+    @property
+    def sm(self) -> tuple[int, int] | None:
+        """The compute capability as (major, minor), comparable: (8, 9) >= (8, 9)."""
+        if self.compute_capability is None:
+            return None
+        major, minor = self.compute_capability.split(".")
+        return int(major), int(minor)
 
     @property
     def peak_flops(self) -> float:

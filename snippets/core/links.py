@@ -1,4 +1,4 @@
-"""Interconnects (core/links.toml): payload bandwidth per direction, from the signalling."""
+"""Interconnects (core/links.toml): one-way bandwidth after line encoding, from the signalling."""
 
 import tomllib
 from dataclasses import dataclass
@@ -20,7 +20,8 @@ class Link:
 
     @property
     def bandwidth_bytes(self) -> float:
-        """Payload bytes per second in one direction (a peak: real transfers are slower)."""
+        """Bytes per second in one direction after line encoding; packet headers and flow control
+        still take their share, so this is a peak and real transfers are slower."""
         payload, line = self.encoding
         return self.lanes * self.gbit_per_lane * 1e9 * payload / line / 8
 

@@ -88,10 +88,18 @@ def ttft_bound(
 
 
 def tpot_bound(
-    gpu: GPU, model: ModelSpec, context: int, fmt: WeightFormat | None = None, batch: int = 1
+    gpu: GPU,
+    model: ModelSpec,
+    context: int,
+    fmt: WeightFormat | None = None,
+    batch: int = 1,
+    *,
+    kv_bytes: float = SIXTEEN_BIT,
 ) -> Bound:
-    """TPOT >= one decode step at this context; contexts only grow, so it holds for every step."""
-    return bound(gpu, decode_flops(model, batch), decode_bytes(model, context, fmt, batch), fmt)
+    """TPOT >= one decode step at this context; contexts only grow, so it holds for every step.
+    kv_bytes: bytes per cached value (1 with an FP8 KV cache)."""
+    nbytes = decode_bytes(model, context, fmt, batch, kv_bytes=kv_bytes)
+    return bound(gpu, decode_flops(model, batch), nbytes, fmt)
 
 
 def e2e_bound_s(
@@ -141,15 +149,21 @@ def prefill_crossover_len(gpu: GPU, model: ModelSpec, fmt: WeightFormat | None =
 
 
 def critical_batch(
-    gpu: GPU, model: ModelSpec, context: int, fmt: WeightFormat | None = None
+    gpu: GPU,
+    model: ModelSpec,
+    context: int,
+    fmt: WeightFormat | None = None,
+    *,
+    kv_bytes: float = SIXTEEN_BIT,
 ) -> float | None:
     """Batch size at which a decode step's compute time meets its memory time.
 
     Solves 2*B*M' / P = (W + B*kappa*S) / BW for B: B* = R*W / (2*M' - R*kappa*S). None when the
     KV term grows as fast as the compute, so no batch size ever makes the step compute-bound.
+    kv_bytes: bytes per cached value (1 with an FP8 KV cache).
     """
     require_count("context", context, 0)
-    ridge, kappa = ridge_point(gpu, fmt), kv_bytes_per_token(model, SIXTEEN_BIT)
+    ridge, kappa = ridge_point(gpu, fmt), kv_bytes_per_token(model, kv_bytes)
     denominator = 2 * decode_matmul_params(model) - ridge * kappa * context
     if denominator <= 0:
         return None

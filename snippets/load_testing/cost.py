@@ -66,6 +66,24 @@ def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
     return usd_per_hour / (tokens_per_s * 3600) * 1e6
 
 
+# How long each GPU lab takes on the reference card, engine starts included (estimates, in minutes;
+# the lab cards on the lesson pages quote them with the cost they come to at prices.toml's price).
+LAB_MINUTES = {
+    "prefill_decode": 15,
+    "batched_decode": 20,
+    "continuous_batching": 20,
+    "load_testing": 20,
+    "chunked_prefill": 5,
+}
+
+
+def lab_cost_usd(minutes: float, usd_per_hour: float) -> float:
+    """What `minutes` of one rented GPU cost at the hourly price."""
+    if minutes < 0 or usd_per_hour < 0:
+        raise ValueError(f"need minutes >= 0 and price >= 0, got {minutes}, {usd_per_hour}")
+    return minutes / 60 * usd_per_hour
+
+
 def littles_law(rate: float, latency_s: float) -> float:
     """L = lambda * W: the mean number of requests in the system."""
     if rate < 0 or latency_s < 0:

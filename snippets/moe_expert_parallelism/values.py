@@ -90,7 +90,7 @@ def values() -> dict[str, str]:
         v[f"a2a_ep{ep}_mb"] = f"{all_to_all_bytes_per_token(m, ep) / 1e6:.2f}"
         v[f"remote_ep{ep}"] = f"{remote_ranks_per_token(m, ep):.2f}"
     # load imbalance (numpy simulation)
-    v |= {"sim_ep": f"{EP}", "sim_tokens": f"{TOKENS}", "sim_steps": f"{STEPS}"}
+    v |= {"sim_ep": f"{EP}", "sim_tokens": f"{TOKENS}", "moe_sim_steps": f"{STEPS}"}
     v["sim_seeds"] = f"{len(SEEDS)}"
     for skew, runs in table():
         name = f"s{skew:.1f}".replace(".", "")

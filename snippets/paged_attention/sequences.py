@@ -5,7 +5,7 @@ Every request here holds n = prompt + output tokens at its peak; max_model_len i
 native context. Run it: python snippets/paged_attention/sequences.py
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.engine import MAX_NUM_SEQS
 from core.models import kv_bytes_per_token, load_model
@@ -69,9 +69,12 @@ class Pool:
         return self.usable_blocks // self.max_num_seqs * self.block_size
 
 
-def rtx_4090_awq_pool() -> Pool:
+def rtx_4090_awq_pool(cuda_shortfall_bytes: float = 0) -> Pool:
+    """The KV-cache lesson's pool; with a shortfall, as if CUDA reported that much less memory
+    than nvidia-smi's total (vLLM budgets utilization x CUDA's total, request_memory)."""
     model = load_model("qwen2.5-7b-instruct")
     budget = rtx_4090()
+    budget = replace(budget, capacity_bytes=budget.capacity_bytes - cuda_shortfall_bytes)
     _, (_, awq_weights, _), _ = scenarios()
     tokens = budget.tokens(awq_weights, kv_bytes_per_token(model))
     return Pool(tokens, budget.block_size, model.max_position_embeddings)

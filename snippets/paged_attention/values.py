@@ -1,6 +1,6 @@
 """Figures the PagedAttention lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ paged_attention.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ paged_attention.<name> }}; coursesite.values fills them in.
 Run `python snippets/paged_attention/values.py` to list every name and its value.
 """
 
@@ -25,6 +25,10 @@ from paged_attention.sequences import (
 
 # Self-test: vLLM started with an explicit KV budget.
 QUIZ_KV_GIB, QUIZ_BLOCK, QUIZ_MAX_LEN = 4, 16, 8192
+# CUDA reports a few hundred MiB less than nvidia-smi's total (the driver keeps it); vLLM's
+# request_memory budgets from CUDA's total. Illustrative size of that gap on an RTX 4090
+# (assumed, like the runtime reserve; not a measurement of this course).
+CUDA_SHORTFALL_GIB = 0.3
 # Transfer: another model on another card, the same request length.
 TRANSFER_MODEL, TRANSFER_GPU = "llama-3.1-8b-instruct", "l40s"
 
@@ -33,6 +37,7 @@ def values() -> dict[str, str]:
     qwen = load_model("qwen2.5-7b-instruct")
     kappa = kv_bytes_per_token(qwen)
     pool = rtx_4090_awq_pool()
+    cuda_pool = rtx_4090_awq_pool(CUDA_SHORTFALL_GIB * GIB)
     s = pool.block_size
     n = EXAMPLE_PROMPT + EXAMPLE_OUTPUT
     short_len = REQUEST_LENGTHS[0]  # a short chat turn
@@ -68,6 +73,11 @@ def values() -> dict[str, str]:
         "usable_blocks": f"{pool.usable_blocks:,}",
         "paged_sequences": f"{pool.paged(n)}",
         "paged_to_reserved": f"{pool.paged(n) / pool.reserved(n):.1f}",
+        # the same pool if CUDA's total is CUDA_SHORTFALL_GIB below nvidia-smi's
+        "cuda_shortfall_gib": f"{CUDA_SHORTFALL_GIB:g}",
+        "cuda_lost_blocks": f"{pool.usable_blocks - cuda_pool.usable_blocks:,}",
+        "cuda_pool_blocks": f"{cuda_pool.usable_blocks + 1:,}",
+        "cuda_paged_sequences": f"{cuda_pool.paged(n)}",
         "short_len": f"{short_len:,}",
         "short_paged_sequences": f"{pool.paged(short_len)}",
         "max_num_seqs": f"{MAX_NUM_SEQS}",

@@ -1,6 +1,6 @@
 """Figures the Prefill/Decode lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ prefill_decode.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ prefill_decode.<name> }}; coursesite.values fills them in.
 Run `python snippets/prefill_decode/values.py` to list every name and its value.
 """
 
@@ -69,6 +69,11 @@ def values() -> dict[str, str]:
     lab_step_s = lab_decode_s / (LAB_NEW_TOKENS - 1)
     quiz_prefill_s = ttft_bound(gpu, MODEL, QUIZ_PROMPT).seconds
     quiz_decode_s = decode_steps_bound_s(gpu, MODEL, QUIZ_PROMPT, QUIZ_NEW_TOKENS)
+    # the same floors from this lesson's plain model (2N FLOPs per token, N b + kappa S bytes per
+    # step): what a reader can work out with section 3 alone, a self-test answer in its own right
+    plain_prefill_s = 2 * n * QUIZ_PROMPT / gpu.peak_flops
+    plain_step_s = (n * BYTES_PER_WEIGHT + kappa * QUIZ_PROMPT) / gpu.bandwidth_bytes
+    plain_decode_s = (QUIZ_NEW_TOKENS - 1) * plain_step_s
     return {
         # the GPU and its roofline
         "gpu_name": gpu.name,
@@ -107,6 +112,11 @@ def values() -> dict[str, str]:
         "quiz_prefill_floor_ms": f"{quiz_prefill_s * 1e3:.0f}",
         "quiz_decode_steps": f"{QUIZ_NEW_TOKENS - 1:,}",
         "quiz_decode_floor_ms": f"{quiz_decode_s * 1e3:.0f}",
+        "quiz_prefill_plain_ms": f"{plain_prefill_s * 1e3:.0f}",
+        "quiz_step_plain_ms": f"{plain_step_s * 1e3:.1f}",
+        "quiz_decode_plain_ms": f"{plain_decode_s * 1e3:.0f}",
+        "quiz_prefill_plain_over": f"{plain_prefill_s / quiz_prefill_s - 1:.0%}",
+        "quiz_decode_plain_over": f"{plain_decode_s / quiz_decode_s - 1:.0%}",
         # published measurements (the comparison with the bound: latency_metrics)
         "qwen_bench_bf16_tok_s": f"{QWEN_BENCH_BF16_TOK_S:.2f}",
         "qwen_bench_awq_tok_s": f"{QWEN_BENCH_AWQ_TOK_S:.2f}",

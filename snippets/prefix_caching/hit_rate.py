@@ -8,6 +8,8 @@ own question. Requests run one at a time; the cache holds `capacity` blocks. Lik
 - a finished request's blocks stay cached until evicted, least recently used first, and a
   request's tail blocks before its head ones (v1/core/kv_cache_utils.py, FreeKVCacheBlockQueue).
 Hit rate = cached prompt tokens / prompt tokens, as vllm:prefix_cache_hits / _queries count it.
+Per system prompt it also counts what eviction cost: the tokens that would have hit in an ample
+cache (`ideal`) but were recomputed, so a run shows which prompt's blocks LRU threw away.
 Run it: python snippets/prefix_caching/hit_rate.py
 """
 
@@ -26,8 +28,7 @@ CAPACITIES = (10_000, 400, 250)  # pool sizes in blocks: ample, tight, tighter (
 
 
 @dataclass(frozen=True)
-class Result:
-    capacity: int
+class Tally:
     prompt_tokens: int
     cached_tokens: int
     ideal_tokens: int  # if every request after each prompt's first reused its system prompt
@@ -39,6 +40,28 @@ class Result:
     @property
     def ideal_rate(self) -> float:
         return self.ideal_tokens / self.prompt_tokens
+
+    @property
+    def lost_tokens(self) -> int:
+        """Tokens an ample cache would have served that this one recomputed."""
+        return self.ideal_tokens - self.cached_tokens
+
+    def __add__(self, other: "Tally") -> "Tally":
+        return Tally(
+            self.prompt_tokens + other.prompt_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.ideal_tokens + other.ideal_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class Result(Tally):
+    capacity: int
+    by_prompt: tuple[Tally, ...]  # one per system prompt, in SYSTEM_PROMPTS order
+
+    def lost_share(self, prompt: int) -> float:
+        """The share of all lost tokens that were system prompt `prompt`'s."""
+        return self.by_prompt[prompt].lost_tokens / self.lost_tokens if self.lost_tokens else 0.0
 
 
 def stream(seed: int = SEED, n: int = REQUESTS) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +77,7 @@ def simulate(prompts: np.ndarray, questions: np.ndarray, capacity: int) -> Resul
     if capacity < longest:
         raise ValueError(f"a pool of {capacity} blocks cannot hold one request of {longest} blocks")
     cache: OrderedDict[tuple, None] = OrderedDict()  # block key -> None, least recent first
-    total = cached = ideal = 0
+    tallies = [Tally(0, 0, 0) for _ in SYSTEM_PROMPTS]
     seen: set[int] = set()
     for i, (k, q) in enumerate(zip(prompts.tolist(), questions.tolist(), strict=True)):
         system = SYSTEM_PROMPTS[k]
@@ -67,9 +90,8 @@ def simulate(prompts: np.ndarray, questions: np.ndarray, capacity: int) -> Resul
             if key not in cache:
                 break
             hit += 1
-        total += prompt_len
-        cached += hit * BLOCK_SIZE
-        ideal += system // BLOCK_SIZE * BLOCK_SIZE if k in seen else 0
+        ideal = system // BLOCK_SIZE * BLOCK_SIZE if k in seen else 0
+        tallies[k] += Tally(prompt_len, hit * BLOCK_SIZE, ideal)
         seen.add(k)
         # the request's blocks are used now, then freed tail first: head blocks stay longest
         for key in reversed(keys):
@@ -77,7 +99,10 @@ def simulate(prompts: np.ndarray, questions: np.ndarray, capacity: int) -> Resul
             cache[key] = None
         while len(cache) > capacity:
             cache.popitem(last=False)
-    return Result(capacity, total, cached, ideal)
+    total = sum(tallies, Tally(0, 0, 0))
+    return Result(
+        total.prompt_tokens, total.cached_tokens, total.ideal_tokens, capacity, tuple(tallies)
+    )
 
 
 def main() -> None:
@@ -86,12 +111,23 @@ def main() -> None:
         f"{REQUESTS:,} requests, seed {SEED}: system prompts {SYSTEM_PROMPTS} tokens used by "
         f"{POPULARITY}, questions {QUESTION[0]}-{QUESTION[1] - 1} tokens, blocks of {BLOCK_SIZE}"
     )
+    results = [simulate(prompts, questions, capacity) for capacity in CAPACITIES]
     print(f"{'cache, blocks':>14} {'cache, tokens':>14} {'hit rate':>9} {'ideal':>7}")
-    for capacity in CAPACITIES:
-        r = simulate(prompts, questions, capacity)
+    for r in results:
         print(
-            f"{capacity:>14,} {capacity * BLOCK_SIZE:>14,} {r.hit_rate:>9.1%} {r.ideal_rate:>7.1%}"
+            f"{r.capacity:>14,} {r.capacity * BLOCK_SIZE:>14,} {r.hit_rate:>9.1%} "
+            f"{r.ideal_rate:>7.1%}"
         )
+    print("\nper system prompt: hit rate (ideal), and its share of the tokens eviction lost")
+    print(
+        f"{'cache, blocks':>14} " + " ".join(f"{f'{t:,}-token prompt':>23}" for t in SYSTEM_PROMPTS)
+    )
+    for r in results:
+        cells = (
+            f"{t.hit_rate:6.1%} ({t.ideal_rate:5.1%}) {r.lost_share(k):5.0%}"
+            for k, t in enumerate(r.by_prompt)
+        )
+        print(f"{r.capacity:>14,} " + " ".join(f"{c:>23}" for c in cells))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Figures the prefix-caching lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ prefix_caching.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ prefix_caching.<name> }}; coursesite.values fills them in.
 Run `python snippets/prefix_caching/values.py` to list every name and its value.
 """
 
@@ -91,6 +91,18 @@ def values() -> dict[str, str]:
         "sim_tight_rate": f"{tight.hit_rate:.1%}",
         "sim_tighter_blocks": f"{CAPACITIES[2]}",
         "sim_tighter_rate": f"{tighter.hit_rate:.1%}",
+        **{f"sim_p{k}_tokens": f"{t:,}" for k, t in enumerate(SYSTEM_PROMPTS)},
+        # who lost what: per system prompt (0 the popular one, 2 the rare long one)
+        **{
+            f"sim_{name}_p{k}_{field}": text
+            for name, r in (("tight", tight), ("tighter", tighter))
+            for k, t in enumerate(r.by_prompt)
+            for field, text in (
+                ("rate", f"{t.hit_rate:.1%}"),
+                ("ideal", f"{t.ideal_rate:.1%}"),
+                ("lost", f"{r.lost_share(k):.0%}"),
+            )
+        },
         # self-test
         "quiz_whole_prompt": f"{QUIZ_PROMPT:,}",
         "quiz_blocks": f"{QUIZ_PROMPT // BLOCK_SIZE}",

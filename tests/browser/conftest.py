@@ -5,20 +5,18 @@ Without /usr/bin/chromium the tier is skipped (and fails when CI is set).
 """
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from serve_site import CHROMIUM, launch_chromium, page_paths, serve
+
+from .pagecheck import PageReport, visit
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-sys.path.insert(0, str(ROOT / "scripts"))  # serve_site, shared with scripts/screenshots.py
-
-from playwright.sync_api import Browser, sync_playwright  # noqa: E402
-from serve_site import CHROMIUM, launch_chromium, page_paths, serve  # noqa: E402
-
-from .pagecheck import PageReport, visit  # noqa: E402
 
 
 def _in_ci() -> bool:

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, ConsoleMessage, Page, Response
 from playwright.sync_api import Error as PlaywrightError
+
 from serve_site import DESKTOP, PHONE, RENDERED_JS
 
 RENDER_TIMEOUT_MS = 20_000
@@ -16,7 +17,7 @@ DEFAULT_LANG = "zh"  # served at the site root
 OTHER_LANGS = ("en",)  # served under /<lang>/
 LOCAL_SCHEMES = {"data", "blob", "about"}
 # diagrams in the served HTML: drawn at build time (div.mermaid with a declarative shadow root,
-# scripts/hooks/mermaid_svg.py) or left to the browser (pymdownx.superfences' <pre class="mermaid">)
+# coursesite.mermaid_svg) or left to the browser (pymdownx.superfences' <pre class="mermaid">)
 MERMAID_IN_HTML = re.compile(r'<(?:pre|div) class="[^"]*\bmermaid\b')
 # Where sideways scrolling is expected on a phone: code, tables, wide formulas and diagrams.
 SCROLLS_INSIDE = "pre, table, .highlight, .md-typeset__scrollwrap, .arithmatex, .mermaid"

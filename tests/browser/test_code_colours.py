@@ -1,4 +1,4 @@
-"""scripts/hooks/code_spans.py changes tags, not colours: every character of a code block is drawn
+"""coursesite.code_spans changes tags, not colours: every character of a code block is drawn
 the same before and after.
 
 A lesson page of the build (Material's CSS and docs/stylesheets/extra.css) shows a block as
@@ -11,8 +11,8 @@ subpixel offset.)
 import markdown
 import pytest
 
-import code_spans  # scripts/hooks/code_spans.py
 from conftest import FIRST_PAGE_LESSON, ROOT, markdown_extension_config
+from coursesite import code_spans
 
 from .pagecheck import DESKTOP
 
@@ -61,7 +61,7 @@ def test_joined_spans_draw_every_character_the_same(browser, site_url, scheme):
     differing, joined = [], 0
     for source, language in samples():
         before = highlighted(source, language)
-        after = code_spans.on_post_page(before)
+        after = code_spans.merge_blocks(before)
         joined += before.count("<span") - after.count("<span")
         drawn = [page.evaluate(DRAWN_CHARACTERS, html) for html in (before, after)]
         assert drawn[0], f"no character read from {source[:40]!r}"

@@ -1,4 +1,4 @@
-"""'Run in browser' in Chromium (scripts/hooks/run_in_browser.py, javascripts/run-in-browser.js).
+"""'Run in browser' in Chromium (coursesite.run_in_browser, javascripts/run-in-browser.js).
 
 On the prefill/decode page, in both languages: nothing of the runtime loads before the first
 click; Run prints exactly what the build printed; an edited length changes exactly its lines; an
@@ -15,9 +15,9 @@ import pytest
 from markdown_exec._internal.formatters.base import ExecutionError
 from markdown_exec._internal.formatters.python import _run_python
 from playwright.sync_api import Locator, Page
-from serve_site import DESKTOP, PHONE
 
 from conftest import ROOT
+from serve_site import DESKTOP, PHONE
 
 from .pagecheck import LAY_OUT_EVERYTHING, SCROLLS_INSIDE, WIDE_JS
 

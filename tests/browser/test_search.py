@@ -3,7 +3,7 @@
 Each term must find a lesson or the glossary of the reader's language that contains it (anywhere
 in the result list), and every result must be in the reader's language: a Chinese query on /, an
 English one on /en/, and terms both languages share on both. The index is not fetched until the
-reader turns to the search box (scripts/hooks/page_assets.py).
+reader turns to the search box (coursesite.page_assets).
 """
 
 import html
@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Page
+
 from serve_site import DESKTOP
 
 from .pagecheck import DEFAULT_LANG, OTHER_LANGS, lang_of, unprefixed

@@ -1,0 +1,168 @@
+"""Notebooks: .ipynb files stay pages, so mkdocs-jupyter renders them in both languages.
+
+mkdocs-jupyter marks notebooks as pages by wrapping them in its own File class in `on_files`.
+mkdocs-static-i18n runs after it and re-creates every file as a plain `File`, which counts only
+Markdown as a page: the notebook becomes an asset, its page is the raw JSON, and `--strict` still
+passes (upstream issue ultrabug/mkdocs-static-i18n#198). MkDocs decides what a page is from
+`mkdocs.utils.markdown_extensions`; adding ".ipynb" there makes every File that either plugin
+creates a page, with a directory URL and a language alternate like any Markdown page.
+mkdocs-jupyter then renders it (its `include` in mkdocs.yml limits it to *.ipynb).
+
+The kernel that executes the notebooks prints "WARNING | Kernel is running over TCP without
+encryption" unless its manager provisions CurveZMQ keys; an nbconvert config turns that on, so a
+build's output holds no warning that is not ours.
+
+nbconvert's template inlines all of JupyterLab's stylesheet (about 0.56 MiB) into a notebook's
+page, for every widget JupyterLab has; Chromium matches each element of the page against every
+rule of it, which made the notebook page the slowest of the site (scripts/bench_pages.py). The
+page keeps only the rules that can match it: PurgeCSS (npm, package.json) removes the rules
+whose selectors name a class, id or element the page's HTML does not have, and the keyframes and
+font faces no kept rule uses. Dark mode's rules stay because Material's palette toggle in the
+page names the slate scheme. Custom properties all stay (with PurgeCSS's --variables, the code
+cells lost their colours in dark mode). The result is cached under .cache/notebook-css/ by
+PurgeCSS version, stylesheet and page.
+
+The template also writes two loaders this site does not use, and both are removed: MathJax 2's
+(an empty `<script src="">` and its configuration; the formulas of Markdown cells are SVG from
+math_svg like every page's) and Mermaid's, a module that would import Mermaid from cdnjs for a
+notebook's Mermaid cells. A notebook with a Mermaid cell fails the build instead: its diagram
+could not be drawn without another host (draw it on a Markdown page).
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import mkdocs.utils
+import zmq
+
+from coursesite import Build, PageInfo, StageError
+
+NOTEBOOK = ".ipynb"
+ROOT = Path(__file__).resolve().parents[2]
+PURGECSS = ROOT / "node_modules" / "purgecss"
+CACHE = ROOT / ".cache" / "notebook-css"
+STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
+# what marks nbconvert's inline stylesheets for JupyterLab's widgets (scoped under it)
+JUPYTER_CSS = ".jupyter-wrapper"
+# also removed: keyframes and font faces no kept rule uses
+PURGE_OPTIONS = ("--keyframes", "--font-face")
+# nbconvert's MathJax 2 loader (no URL: mkdocs-jupyter sets none) and its configuration
+MATHJAX2_LOADER = re.compile(
+    r'<!-- Load mathjax -->\s*<script src=""> </script>\s*<!-- MathJax configuration -->\s*'
+    r'<script type="text/x-mathjax-config">.*?</script>\s*',
+    re.DOTALL,
+)
+# nbconvert's Mermaid loader: returns at once unless the page has a Mermaid cell
+MERMAID_LOADER = re.compile(
+    r'<script type="module">\s*document\.addEventListener\("DOMContentLoaded", async \(\) => \{'
+    r'\s*const diagrams = document\.querySelectorAll\("\.jp-Mermaid.*?</script>\s*',
+    re.DOTALL,
+)
+MERMAID_CELL = 'class="jp-Mermaid'
+_jupyter_config = tempfile.TemporaryDirectory(prefix="nbconvert-config-")
+
+
+def keep_notebooks_pages() -> None:
+    """.ipynb counts as a page for MkDocs, and the kernel's connection is encrypted."""
+    if NOTEBOOK not in mkdocs.utils.markdown_extensions:
+        mkdocs.utils.markdown_extensions = (*mkdocs.utils.markdown_extensions, NOTEBOOK)
+    paths = os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep)
+    if zmq.has("curve") and _jupyter_config.name not in paths:
+        settings = {"KernelManager": {"transport_encryption": "auto"}}
+        with open(os.path.join(_jupyter_config.name, "jupyter_nbconvert_config.json"), "w") as f:
+            json.dump(settings, f)
+        os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+            [_jupyter_config.name, *filter(None, paths)]
+        )
+
+
+def trim(output: str, page: PageInfo, build: Build) -> str:
+    """A notebook page without the loaders it does not use, its stylesheet cut to its rules."""
+    if not page.src_uri.endswith(NOTEBOOK):
+        return output
+    return trim_notebook_css(without_loaders(output, page.src_uri), page.src_uri)
+
+
+def without_loaders(output: str, name: str) -> str:
+    """The page without nbconvert's MathJax 2 and Mermaid loaders (see the module docstring)."""
+    if MERMAID_CELL in output:
+        raise StageError(
+            f"notebooks.py ({name}): a Mermaid cell; its diagram would need Mermaid from another "
+            "host. Draw it on a Markdown page (```mermaid), which the build renders"
+        )
+    output, mathjax = MATHJAX2_LOADER.subn("", output)
+    output, mermaid = MERMAID_LOADER.subn("", output)
+    if (mathjax, mermaid) != (1, 1):
+        raise StageError(
+            f"notebooks.py ({name}): found {mathjax} MathJax 2 and {mermaid} Mermaid loaders "
+            "where nbconvert's template writes one each; the template changed, update the patterns"
+        )
+    return output
+
+
+def trim_notebook_css(output: str, name: str) -> str:
+    """The page with each of nbconvert's JupyterLab stylesheets cut to the rules it can use."""
+    sheets = [m for m in STYLE.finditer(output) if JUPYTER_CSS in m.group(2)]
+    if not sheets:
+        return output
+    # the page without its stylesheets: their own selectors must not count as used
+    content = STYLE.sub(r"\1\3", output)
+    trimmed = purge([m.group(2) for m in sheets], content, name)
+    pieces, end = [], 0
+    for match, css in zip(sheets, trimmed, strict=True):
+        pieces += [output[end : match.start(2)], css]
+        end = match.end(2)
+    return "".join(pieces) + output[end:]
+
+
+def purge(sheets: list[str], content: str, name: str) -> list[str]:
+    """PurgeCSS over `content`, one answer per stylesheet, cached."""
+    package = PURGECSS / "package.json"
+    if not package.is_file():
+        raise StageError(f"notebooks.py ({name}): {PURGECSS} is missing: run `npm ci`")
+    version = json.loads(package.read_text(encoding="utf-8"))["version"]
+    key = hashlib.sha256(
+        "\0".join([version, *PURGE_OPTIONS, content, *sheets]).encode()
+    ).hexdigest()[:24]
+    cached = [CACHE / key / f"{i}.css" for i in range(len(sheets))]
+    if all(path.is_file() for path in cached):
+        return [path.read_text(encoding="utf-8") for path in cached]
+    node = shutil.which("node")
+    if node is None:
+        raise StageError(f"notebooks.py ({name}): PurgeCSS needs `node` on PATH (Node >= 20)")
+    with tempfile.TemporaryDirectory(prefix="notebook-css-") as tmp:
+        work = Path(tmp)
+        (work / "page.html").write_text(content, encoding="utf-8")
+        inputs = [work / f"{i}.css" for i in range(len(sheets))]
+        for path, css in zip(inputs, sheets, strict=True):
+            path.write_text(css, encoding="utf-8")
+        out = work / "out"
+        proc = subprocess.run(
+            [
+                node,
+                str(PURGECSS / "bin" / "purgecss.js"),
+                "--css",
+                *map(str, inputs),
+                "--content",
+                str(work / "page.html"),
+                *PURGE_OPTIONS,
+                "--output",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        if proc.returncode:
+            raise StageError(f"notebooks.py ({name}): PurgeCSS failed:\n{proc.stderr}")
+        trimmed = [(out / path.name).read_text(encoding="utf-8") for path in inputs]
+    for path, css in zip(cached, trimmed, strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(css, encoding="utf-8")
+    return trimmed
