@@ -49,6 +49,10 @@ TAUGHT: dict[tuple[str, str], tuple[set[str], str]] = {
         "the metrics as vllm bench serve defines them, applied to the simulated requests",
     ),
     ("playground", "roofline.chart"): ({"chart"}, "the roofline chart, for the reader's choice"),
+    ("speculative_decoding", "batched_decode.batch_bound"): (
+        {"CONTEXT", "configurations", "max_batch"},
+        "the batched decode step's context, cards, formats and KV capacity, reused as the setting",
+    ),
 }
 
 

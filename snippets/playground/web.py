@@ -6,8 +6,8 @@ fit in what vLLM's default budget leaves next to the weights (core.memory.Memory
 one request's prefill.
 
 The page (docs/performance/playground.ipynb) has a form; its button runs `report()` in the
-reader's browser with Pyodide (scripts/hooks/run_in_browser.py, docs/adr/0011). `choices()` fills
-the form at build time. Standard library and the course's core only.
+reader's browser with Pyodide (scripts/coursesite/run_in_browser.py, docs/adr/0011).
+`choices()` fills the form at build time. Standard library and the course's core only.
 
 Run it: python snippets/playground/web.py [zh|en]  (prints the report's HTML for the defaults)
 """
