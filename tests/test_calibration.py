@@ -2,6 +2,7 @@
 
 import dataclasses
 import datetime
+import json
 import tomllib
 
 import pytest
@@ -17,6 +18,7 @@ from calibration.published import (
     tensor_parallel,
     validate,
 )
+from conftest import ROOT
 from core.gpus import load_gpus
 from core.models import load_model
 from core.roofline import e2e_bound_s, tpot_bound
@@ -160,3 +162,35 @@ def test_the_table_lists_every_row_with_its_share():
     assert all(line.count("|") == lines[0].count("|") for line in lines)
     for c, line in zip(calibrated(), lines[2:], strict=True):
         assert line.endswith(f"| {c.share:.0%} ({c.utilization}) |")
+
+
+# ---------------------------------------------------------------- the course's own recorded runs
+
+REFERENCE_SCHEMA = ROOT / "labs" / "calibration" / "schema.json"
+
+
+def test_at_least_one_reference_run_is_recorded_and_each_validates():
+    import jsonschema
+
+    from calibration.reference_run import recorded_runs
+
+    schema = json.loads(REFERENCE_SCHEMA.read_text(encoding="utf-8"))
+    runs = recorded_runs()
+    assert runs, "labs/results/<machine>/calibration-*.json: no recorded run"
+    for path, doc in runs:
+        jsonschema.validate(doc, schema)
+        assert "machine" in doc, f"{path.name}: record runs with machine_roofline.py"
+        assert path.parent.name == doc["device"]["slug"] == doc["machine"]["slug"], path
+
+
+def test_the_page_shows_every_recorded_time_beside_its_floor(tmp_path):
+    from calibration.reference_run import comparisons, recorded_runs, report
+
+    (_, doc), *_ = recorded_runs()
+    table = report("en")
+    for c in comparisons(doc):
+        assert (
+            f"| {c.measured_s * 1e3:,.1f} | {c.floor.seconds * 1e3:,.1f} | {c.share:.0%} |" in table
+        )
+    assert min(c.share for c in comparisons(doc)) > 0
+    assert report("zh", results=tmp_path).startswith("还没有记录")  # no run: a sentence, no table

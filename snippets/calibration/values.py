@@ -5,6 +5,7 @@ Run `python snippets/calibration/values.py` to list every name and its value.
 """
 
 from calibration.published import FORMATS, Calibrated, calibrated, closest_published
+from calibration.reference_run import comparisons, model_of, recorded_runs
 from core.formats import streamed_weight_bytes
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model
@@ -125,6 +126,36 @@ def values() -> dict[str, str]:
         "transfer_row_gpu": gpus[transfer.row.gpu].name,
         "transfer_row_share": pct(transfer.share),
         "transfer_row_input": f"{transfer.row.input_len:,}",
+    } | reference_values()
+
+
+def reference_values() -> dict[str, str]:
+    """The course's own recorded run of the reference loop (the latest), beside its floors."""
+    runs = recorded_runs()
+    if not runs:
+        raise ValueError("no recorded run of labs/calibration/machine_roofline.py in labs/results/")
+    _, doc = runs[-1]
+    rows = comparisons(doc)
+    prefill = [c for c in rows if c.phase == "prefill"]
+    decode = sorted((c for c in rows if c.phase == "decode"), key=lambda c: c.batch)
+    first, last = decode[0], decode[-1]
+    moved = first.floor.memory_s * doc["machine"]["bandwidth_gbs"] / first.measured_s
+    return {
+        "ref_device": doc["device"]["name"],
+        "ref_cores": f"{doc['device']['cores']}",
+        "ref_threads": f"{doc['parameters']['threads']}",
+        "ref_model": model_of(doc).name,
+        "ref_triad_gbs": f"{doc['machine']['bandwidth_gbs']:.1f}",
+        "ref_matmul_gflops": f"{doc['machine']['bf16_tflops'] * 1e3:.0f}",
+        "ref_prefill_share_min": pct(min(c.share for c in prefill)),
+        "ref_prefill_share_max": pct(max(c.share for c in prefill)),
+        "ref_decode_context": f"{first.tokens:,}",
+        "ref_decode_b1_share": pct(first.share),
+        "ref_decode_b1_ms": f"{first.measured_s * 1e3:.1f}",
+        "ref_decode_b1_floor_ms": f"{first.floor.seconds * 1e3:.1f}",
+        "ref_decode_b1_gbs": f"{moved:.1f}",
+        "ref_decode_last_batch": f"{last.batch}",
+        "ref_decode_last_share": pct(last.share),
     }
 
 
