@@ -63,6 +63,8 @@ def lesson_slugs(manifest: Path | None = None) -> list[str]:
 # labs/calibration: the reference decode loop and the machine's roofline (tests/
 # test_labs_smoke_calibration.py; its schema is labs/calibration/schema.json, read there).
 ENGINE_FREE_LABS = ("calibration",)
+# their results' lab name -> the schema they are recorded against (a CPU run may be recorded)
+ENGINE_FREE_RESULTS = {"reference_loop": LABS / "calibration" / "schema.json"}
 
 
 def lab_folders(manifest: Path | None = None) -> list[Path]:
@@ -161,6 +163,8 @@ def _path(parts) -> str:
 
 def recorded_run_errors(doc: dict, path: Path) -> list[str]:
     """'field: message' for what a file in labs/results/<gpu>/ breaks: the schema, and more."""
+    if isinstance(doc, dict) and doc.get("lab") in ENGINE_FREE_RESULTS:
+        return engine_free_errors(doc, path)
     errors = schema_errors(doc)
     if errors:
         return errors
@@ -197,6 +201,16 @@ def differences(doc: dict, other: dict) -> str:
     return ", ".join(f"{field} {a} vs {b}" for field, a, b in pairs if a != b)
 
 
+def engine_free_errors(doc: dict, path: Path) -> list[str]:
+    """A recorded run of an engine-free lab: its own schema, and filed under its device's slug."""
+    schema = json.loads(ENGINE_FREE_RESULTS[doc["lab"]].read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = [f"{_path(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
+    if not errors and path.parent.name != doc["device"]["slug"]:
+        errors.append(f"device.slug: {doc['device']['slug']!r}, but the file is in {path.parent}")
+    return errors
+
+
 def recorded_runs(results_dir: Path) -> list[tuple[Path, dict]]:
     """Valid recorded runs; tests/test_lab_results.py names the invalid ones."""
     runs = []
@@ -205,8 +219,8 @@ def recorded_runs(results_dir: Path) -> list[tuple[Path, dict]]:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             continue
-        if not recorded_run_errors(doc, path):
-            runs.append((path, doc))
+        if doc.get("lab") not in ENGINE_FREE_RESULTS and not recorded_run_errors(doc, path):
+            runs.append((path, doc))  # the vLLM labs' runs: what a new run is compared with
     return runs
 
 

@@ -7,7 +7,10 @@ import tomllib
 
 import pytest
 
-from calibration.published import (
+from conftest import ROOT
+from core.gpus import load_gpus
+from core.models import load_model
+from core.published import (
     FORMATS,
     PUBLISHED_FILE,
     Published,
@@ -18,9 +21,6 @@ from calibration.published import (
     tensor_parallel,
     validate,
 )
-from conftest import ROOT
-from core.gpus import load_gpus
-from core.models import load_model
 from core.roofline import e2e_bound_s, tpot_bound
 
 ROWS = load_published()

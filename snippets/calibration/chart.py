@@ -7,11 +7,11 @@ variables, and a <title>/<desc> for screen readers. Run it: python snippets/cali
 
 import sys
 
-from calibration.published import Calibrated, calibrated
 from core import svgchart as svg
 from core.display import in_language
 from core.gpus import load_gpus
 from core.models import load_model
+from core.published import Calibrated, calibrated
 
 LABELS = {
     "zh": {

@@ -7,9 +7,9 @@ Run it: python snippets/calibration/table.py en
 import sys
 
 from calibration.chart import labels
-from calibration.published import calibrated
 from core.gpus import load_gpus
 from core.models import load_model
+from core.published import calibrated
 
 HEADERS = {
     "zh": (

@@ -4,11 +4,11 @@ Pages refer to them as {{ calibration.<name> }}; scripts/hooks/values.py fills t
 Run `python snippets/calibration/values.py` to list every name and its value.
 """
 
-from calibration.published import FORMATS, Calibrated, calibrated, closest_published
 from calibration.reference_run import comparisons, model_of, recorded_runs
 from core.formats import streamed_weight_bytes
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model
+from core.published import FORMATS, Calibrated, calibrated, closest_published
 
 QWEN_7B = "qwen2.5-7b-instruct"
 VLLM, TRANSFORMERS = "vLLM", "Hugging Face Transformers"

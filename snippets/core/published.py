@@ -4,7 +4,7 @@ The floor is the roofline lower bound of the course's core: for a request measur
 1), the time to generate its tokens, prefill included, as the publisher timed it; for requests
 sent with no delay (the engine batches all it holds), the compute a request needs at peak FLOP/s,
 whatever the batch. The share is floor time / measured time: 1 is the roofline, 0.5 is half of it.
-Run it: python snippets/calibration/published.py
+Run it: python snippets/core/published.py
 """
 
 import dataclasses
