@@ -194,3 +194,46 @@ def test_the_page_shows_every_recorded_time_beside_its_floor(tmp_path):
         )
     assert min(c.share for c in comparisons(doc)) > 0
     assert report("zh", results=tmp_path).startswith("还没有记录")  # no run: a sentence, no table
+
+
+# ---------------------------------------------------------------- lab cards without a run
+
+
+def has_lab(page) -> bool:
+    return (ROOT / "labs" / page.name.split(".")[0] / "claims.py").is_file()
+
+
+LAB_PAGES = sorted(p for p in (ROOT / "docs").glob("*/*.md") if has_lab(p))
+
+
+def test_a_lab_card_quotes_the_closest_row_until_a_run_is_recorded(tmp_path):
+    from core.published import lab_card
+
+    args = ({"phases"}, "qwen2.5-7b-instruct", "rtx_4090", "AWQ", "decode")
+    empty = tmp_path / "results"
+    empty.mkdir()
+    line = lab_card("en", *args, results_dir=empty)
+    c = closest_published(*args[1:])
+    assert line.startswith("No run of this lab is recorded yet.")
+    assert f"{c.share:.0%} of the floor" in line and c.row.url in line
+    assert lab_card("zh", *args, results_dir=empty).startswith("这个实验还没有记录在案的运行")
+    recorded = empty / "rtx_4090"
+    recorded.mkdir()
+    (recorded / "phases-x.json").write_text(json.dumps({"lab": "phases", "date": "2026-12-03T00:00:00Z"}), encoding="utf-8")
+    assert lab_card("en", *args, results_dir=empty) == ""
+
+
+@pytest.mark.parametrize("page", LAB_PAGES, ids=lambda p: p.name)
+def test_every_lab_page_quotes_the_closest_published_row(page, built_site):
+    import verify_labs
+    from core.lab_results import recorded_runs
+
+    slug = page.name.split(".")[0]
+    labs = set(verify_labs.claims_module(slug).CLAIMS)
+    assert "from core.published import lab_card" in page.read_text(encoding="utf-8"), page
+    html_path = built_site.site / ("en/" if page.name.endswith(".en.md") else "")
+    html = (html_path / page.parent.name / slug / "index.html").read_text(encoding="utf-8")
+    assert len(LAB_PAGES) == 16  # 8 labs, two languages
+    if not recorded_runs(labs=labs):
+        quote = "closest published measurement" if ".en." in page.name else "离它最近的一条"
+        assert quote in html, page

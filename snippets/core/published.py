@@ -197,6 +197,56 @@ def closest_published(
     return max(candidates, key=nearness)
 
 
+CARD_TEXT = {
+    "zh": (
+        "这个实验还没有记录在案的运行。已发表的测量里离它最近的一条：{publisher}，"
+        "{engine} {version}，{hardware}，{model}（{fmt}），{batch}，"
+        "输入 {input_len:,} / 输出 {output_len:,} token：{value:,.1f} token/s，"
+        "是同一设置下界的 {share:.0%}（{utilization}）。来源：{url}（{read} 读取）。"
+    ),
+    "en": (
+        "No run of this lab is recorded yet. The closest published measurement: {publisher}, "
+        "{engine} {version} on {hardware}, {model} ({fmt}), {batch}, {input_len:,} in / "
+        "{output_len:,} out: {value:,.1f} tokens/s, {share:.0%} of the floor for that setting "
+        "({utilization}). Source: {url} (read {read})."
+    ),
+}
+BATCH_TEXT = {"zh": ("批大小 {batch}", "最大负载"), "en": ("batch {batch}", "maximum load")}
+
+
+def lab_card(
+    lang: str, labs: set[str], model: str, gpu: str, fmt: str, phase: str, results_dir=None
+) -> str:
+    """A lab card's line while none of `labs` has a recorded run: the closest published row and
+    the share of its floor it reached; "" once a run is recorded (the card tables that instead)."""
+    from core.lab_results import RESULTS, recorded_runs
+
+    if recorded_runs(results_dir or RESULTS, labs=labs):
+        return ""
+    c = closest_published(model, gpu, fmt, phase)
+    if c is None:
+        raise ValueError(f"no published row for phase {phase!r}")
+    r = c.row
+    one, loaded = BATCH_TEXT[lang]
+    batch = loaded if r.batch == "max" else one.format(batch=r.batch)
+    return CARD_TEXT[lang].format(
+        publisher=r.publisher,
+        engine=r.engine,
+        version=r.engine_version,
+        hardware=r.hardware,
+        model=load_model(r.model).name,
+        fmt=r.format,
+        batch=batch,
+        input_len=r.input_len,
+        output_len=r.output_len,
+        value=r.value,
+        share=c.share,
+        utilization=c.utilization,
+        url=r.url,
+        read=r.read.isoformat(),
+    )
+
+
 def main() -> None:
     print(
         f"{'publisher':<24}{'model':<22}{'GPU':<16}{'format':<10}{'batch':>6}{'in/out':>12}"
