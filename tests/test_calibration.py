@@ -219,7 +219,9 @@ def test_a_lab_card_quotes_the_closest_row_until_a_run_is_recorded(tmp_path):
     assert lab_card("zh", *args, results_dir=empty).startswith("这个实验还没有记录在案的运行")
     recorded = empty / "rtx_4090"
     recorded.mkdir()
-    (recorded / "phases-x.json").write_text(json.dumps({"lab": "phases", "date": "2026-12-03T00:00:00Z"}), encoding="utf-8")
+    (recorded / "phases-x.json").write_text(
+        json.dumps({"lab": "phases", "date": "2026-12-03T00:00:00Z"}), encoding="utf-8"
+    )
     assert lab_card("en", *args, results_dir=empty) == ""
 
 
