@@ -8,6 +8,9 @@ const skipped = (box) =>
 document$.subscribe(() => {
   for (const box of document.querySelectorAll(".md-typeset__scrollwrap, .highlight-ipynb, .chart-scroll")) {
     if (box.hasAttribute("tabindex")) continue;
-    if (box.scrollWidth > box.clientWidth || skipped(box)) box.tabIndex = 0;
+    // a wrapped table is always reachable: Material wraps it to scroll, and a box whose layout
+    // is still skipped cannot be measured
+    const table = box.classList.contains("md-typeset__scrollwrap");
+    if (table || box.scrollWidth > box.clientWidth || skipped(box)) box.tabIndex = 0;
   }
 });
