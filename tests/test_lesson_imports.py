@@ -58,7 +58,7 @@ TAUGHT: dict[tuple[str, str], tuple[set[str], str]] = {
     ),
     ("capacity_planning", "continuous_batching.simulate"): (
         {"Hardware", "request_stream", "simulate"},
-        "the continuous-batching simulator, run with the plan's step times to find its load ceiling",
+        "the continuous-batching simulator, run with a plan's step times for its load ceiling",
     ),
     ("playground", "roofline.chart"): ({"chart"}, "the roofline chart, for the reader's choice"),
 }

@@ -42,10 +42,10 @@ def plan_values(prefix: str, p: estimate.Plan, product: Product = PRODUCT) -> di
 def values() -> dict[str, str]:
     gpus = load_gpus()
     v = {
-        "peak_rate": f"{PRODUCT.peak_rate:g}",
-        "prompt": f"{PRODUCT.prompt_tokens:,}",
-        "mean_output": f"{PRODUCT.mean_output}",
-        "max_output": f"{PRODUCT.max_output:,}",
+        "product_peak_rate": f"{PRODUCT.peak_rate:g}",
+        "product_prompt": f"{PRODUCT.prompt_tokens:,}",
+        "product_mean_output": f"{PRODUCT.mean_output}",
+        "product_max_output": f"{PRODUCT.max_output:,}",
         "max_model_len": f"{PRODUCT.prompt_tokens + PRODUCT.max_output:,}",
         "ttft_ms": f"{PRODUCT.ttft_p99_ms:,g}",
         "tpot_ms": f"{PRODUCT.tpot_p99_ms:g}",
