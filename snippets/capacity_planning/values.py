@@ -73,6 +73,13 @@ def values() -> dict[str, str]:
         v[f"{key}_ceiling"] = f"{min(found):.0%}"
         if simulated[c] is not None:
             v |= plan_values(f"{key}_sim", simulated[c])
+    by_key = {c.gpu_key + str(c.quantization): plan(c) for c in estimate.CANDIDATES}
+    if any(p.tp != 1 for p in by_key.values()):
+        raise ValueError("the page says every candidate keeps TP = 1")
+    if not by_key["h100_sxmNone"].batch < by_key["h100_sxmNone"].kv_batch:
+        raise ValueError("the page says TPOT, not the KV room, caps the BF16 batch on the H100")
+    if by_key["h100_sxmfp8"].batch != by_key["h100_sxmfp8"].kv_batch:
+        raise ValueError("the page says the KV room caps the FP8 batch on the H100")
     rejected = [c for c, p in simulated.items() if p is None]
     if [c.gpu_key for c in rejected] != ["rtx_4090"]:
         raise ValueError("the page says the simulator rejects the RTX 4090 plan and only it")
@@ -116,6 +123,8 @@ def values() -> dict[str, str]:
     big = plan(Candidate("h100_sxm", BIG_MODEL, "fp8"))
     if big is None:
         raise ValueError("the self-test plans the 72B model on H100s with FP8")
+    if big.tp != 2:
+        raise ValueError("the self-test says each GPU holds half the 72B model's weights")
     v["big_model"] = load_model(BIG_MODEL).name
     v |= plan_values("big", big)
     return v
