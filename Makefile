@@ -10,12 +10,13 @@ export NO_MKDOCS_2_WARNING := 1
 # keep jieba's dictionary cache inside the workspace
 export TMPDIR ?= /tmp
 
-.PHONY: serve build test lint assets lock snapshots clean help labs-env labs-lock labs-smoke screenshots
+.PHONY: serve build test check setup setup-labs lint assets lock snapshots clean help labs-env labs-lock labs-smoke screenshots
 
 help:
 	@echo "make serve   install what is missing, then serve the site with live reload (http://127.0.0.1:8000/);"
 	@echo "             Chinese only by default: SERVE_LANG=en for English, SERVE_LANG= for both"
-	@echo "make test    install, build strictly, run every test"
+	@echo "make test    install, build strictly, lint, run every test; ends with the time per tier"
+	@echo "make check   the same without the browser and lab smoke tiers (for authors, a few minutes)"
 	@echo "make build   strict build into site/"
 	@echo "make screenshots  full-page PNGs of every page, 1280 px and 390 px wide, into screenshots/"
 	@echo "make snapshots  accept changed output of executed blocks (then review the diff in git)"
@@ -60,8 +61,17 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: build lint labs-env
-	$(BIN)/pytest
+# What the tests need; setup-labs adds the labs' environment for the lab smoke tier.
+setup: $(BIN)/.installed assets
+setup-labs: setup labs-env
+
+# Tiers, timed, in scripts/test_tiers.py: setup, strict build, lint, tests (on every core, reading
+# that build), browser, labs smoke. `check` leaves out the two slow tiers.
+test:
+	MAKE="$(MAKE)" $(PYTHON) scripts/test_tiers.py setup build lint tests browser labs
+
+check:
+	MAKE="$(MAKE)" $(PYTHON) scripts/test_tiers.py setup build lint tests
 
 snapshots: $(BIN)/.installed
 	$(BIN)/pytest tests/test_snapshots.py --snapshot-update -q

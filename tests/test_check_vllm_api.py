@@ -113,6 +113,39 @@ def test_an_unknown_keyword_is_named_with_file_and_line(fake_source, tmp_path, o
     assert expected in found[0]
 
 
+LABKIT = """
+def engine_arguments(spec):
+    return {"model": spec, "max_model_len": 64}
+
+
+def start_engine(spec, *, kv_tokens=None, **overrides):
+    settings = engine_arguments(spec) | overrides
+    return LLM(**settings)
+
+
+def lab():
+    settings = engine_arguments("m")
+    start_engine("m", kv_tokens=4, seed=1)
+    return LLM(**settings)
+"""
+
+
+def test_labkits_engine_set_up_is_checked_where_the_keywords_are_written(fake_source, tmp_path):
+    assert problems(fake_source, lab_file(tmp_path, LABKIT)) == []
+    wrong_key = LABKIT.replace('"max_model_len": 64', '"max_len": 64')
+    assert (
+        "engine_arguments() key 'max_len' is not accepted"
+        in problems(fake_source, lab_file(tmp_path, wrong_key))[0]
+    )
+    wrong_keyword = LABKIT.replace("seed=1", "sed=1")
+    assert (
+        "start_engine() keyword 'sed'"
+        in problems(fake_source, lab_file(tmp_path, wrong_keyword))[0]
+    )
+    unchecked = LABKIT.replace("LLM(**settings)", "LLM(**other)")
+    assert "LLM(**...) cannot be checked" in problems(fake_source, lab_file(tmp_path, unchecked))[0]
+
+
 # ---------------------------------------------------------------- finding the source
 
 

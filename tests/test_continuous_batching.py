@@ -269,4 +269,5 @@ def test_verify_labs_checks_a_max_num_seqs_run():
     assert checks["median TTFT falls with max_num_seqs"] == "FAIL"
     short = synthetic_doc()
     short["measurements"].pop()
-    assert verify_labs.completeness(short).status == "FAIL"
+    claims = verify_labs.claims_module("continuous_batching")
+    assert claims.max_num_seqs_completeness(short).status == "FAIL"

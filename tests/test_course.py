@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import COURSE, DOCS, ROOT, run_mkdocs_build
+from conftest import COURSE, DOCS, NOT_A_LESSON, ROOT, run_mkdocs_build
 from coursesite.manifest import CourseError, load_course
 
 SNIPPETS = ROOT / "snippets"
@@ -43,7 +43,7 @@ def test_manifest_lists_every_lesson_with_both_pages_and_its_code():
 def test_every_snippets_package_belongs_to_a_lesson_or_is_the_core():
     packages = {p.name for p in SNIPPETS.iterdir() if (p / "__init__.py").is_file()}
     lessons = {n.slug for n in COURSE.lessons}
-    assert packages - lessons == {"core"}, (
+    assert packages - lessons == set(NOT_A_LESSON), (
         f"snippets/ packages without a lesson: {packages - lessons}"
     )
 

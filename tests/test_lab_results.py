@@ -104,7 +104,7 @@ def document(lab: str, kind: str = "cuda", **timing) -> dict:
 
 
 def test_the_schema_is_valid_draft_2020_12():
-    schema = json.loads(verify_labs.SCHEMA.read_text(encoding="utf-8"))
+    schema = verify_labs.results_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["properties"]["schema_version"]["const"] == 1
 
@@ -186,7 +186,7 @@ def test_missing_or_wrong_token_counts_fail_completeness():
     doc = document("sweep")
     doc["measurements"][0]["new_tokens"] = 31  # stopped early at EOS
     doc["measurements"][1]["cached_tokens"] = 16
-    check = verify_labs.completeness(doc)
+    check = verify_labs.claims_module("prefill_decode").completeness(doc)
     assert check.status == "FAIL"
     assert "missing" in check.detail and "prefix-cache hits" in check.detail
 
@@ -377,3 +377,112 @@ def test_an_awq_run_on_cuda_gets_the_awq_lower_bound(tmp_path, capsys):
     bound_ms = float([c.strip() for c in many.strip("|").split("|")][6])
     # (W - 2E + kappa c) / 1008 GB/s with AWQ's ~5.57e9 bytes: ~4.4 ms, not BF16's ~14.0 ms
     assert bound_ms == pytest.approx(4.4, abs=0.1)
+
+
+# ---------------------------------------------------------------- labs found by convention
+
+
+def test_every_lab_folder_declares_claims_schema_and_smoke_runs():
+    folders = verify_labs.lab_folders()
+    assert [f.name for f in folders][:2] == ["prefill_decode", "batched_decode"]
+    scripts = set(verify_labs.lab_scripts())
+    smoked = set()
+    for folder in folders:
+        claims = verify_labs.claims_module(folder.name)
+        fragment = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
+        assert set(fragment["labs"]) == set(claims.CLAIMS), folder
+        smoked |= {f"{folder.name}/{Path(s.script).stem}" for s in claims.SMOKE}
+    assert smoked == scripts  # every lab script has a CPU smoke run
+    # a folder under labs/ with a script but no lesson, or no claims.py, would be silently skipped
+    lessons = set(verify_labs.lesson_slugs())
+    with_scripts = {p.parent for p in (ROOT / "labs").glob("*/*.py")}
+    engine_free = {ROOT / "labs" / slug for slug in verify_labs.ENGINE_FREE_LABS}
+    assert with_scripts == set(folders) | engine_free, "labs/<slug>/ needs a lesson and a claims.py"
+    assert not engine_free & set(folders), "an engine-free lab has no vLLM claims"
+    assert {f.name for f in engine_free} <= lessons
+    assert {f.name for f in folders} <= lessons
+
+
+NEW_LAB_CLAIMS = """
+from labkit import Check, Claims, Smoke
+
+def counted(doc):
+    n = len(doc["measurements"])
+    return [Check("PASS" if n == doc["parameters"]["calls"] else "FAIL", "completeness", str(n))]
+
+CLAIMS = {"demo": Claims(counted, lambda doc: [Check("PASS", "fast", "")], "CPU run: slow")}
+SMOKE = (Smoke("demo.py", ("--config", "tiny")),)
+"""
+NEW_LAB_SCHEMA = {
+    "labs": {
+        "demo": {
+            "parameters": {"$ref": "#/$defs/demo_parameters"},
+            "measurement": {"$ref": "#/$defs/measurement"},
+            "series": ["demo"],
+        }
+    },
+    "$defs": {
+        "demo_parameters": {"required": ["calls"], "properties": {"calls": {"type": "integer"}}}
+    },
+}
+
+
+@pytest.fixture
+def new_lab(tmp_path, monkeypatch):
+    """A lab added the documented way only: its folder (script, claims.py, schema.json) and the
+    lesson's manifest entry; nothing central edited."""
+    labs = tmp_path / "labs"
+    folder = labs / "demo_lesson"
+    folder.mkdir(parents=True)
+    (folder / "demo.py").write_text("print('demo')\n", encoding="utf-8")
+    (folder / "claims.py").write_text(NEW_LAB_CLAIMS, encoding="utf-8")
+    (folder / "schema.json").write_text(json.dumps(NEW_LAB_SCHEMA), encoding="utf-8")
+    manifest = tmp_path / "lessons.yml"
+    manifest.write_text(
+        "section: {zh: 课程, en: Lessons}\nparts:\n  - {key: p, zh: P, en: P}\nlessons:\n"
+        "  - {slug: demo_lesson, part: p, zh: 演示, en: Demo, learn_zh: 演示, learn_en: Demo}\n"
+        "  - {slug: no_lab, part: p, zh: 无, en: None, learn_zh: 无, learn_en: None}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(verify_labs, "LABS", labs)
+    monkeypatch.setattr(verify_labs, "MANIFEST", manifest)
+
+
+def test_a_new_lab_is_found_checked_and_validated_by_convention(new_lab):
+    assert verify_labs.lab_scripts(verify_labs.MANIFEST) == ["demo_lesson/demo"]
+    m = measurement("demo", 8, 4)
+    doc = results_doc("demo", {"max_model_len": 64, "calls": 1}, [m], device=TEST_CPU)
+    checks = verify_labs.checks_for(doc, [], 0.3)
+    assert checks[0].status == "PASS", checks[0].detail
+    assert [(c.status, c.name) for c in checks] == [
+        ("PASS", "structure"),
+        ("PASS", "completeness"),
+        ("SKIP", "timing claims"),
+    ]
+    doc["parameters"]["calls"] = "one"  # the lab's own schema part applies
+    assert "parameters.calls" in verify_labs.checks_for(doc, [], 0.3)[0].detail
+    doc["lab"] = "phases"  # the course's labs are not in this manifest
+    assert verify_labs.checks_for(doc, [], 0.3)[0].status == "FAIL"
+
+
+# ---------------------------------------------------------------- --run goes on after a failure
+
+
+def test_run_goes_on_after_a_failed_lab_and_says_which_failed(tmp_path, monkeypatch, capsys):
+    labs = tmp_path / "labs" / "x"
+    labs.mkdir(parents=True)
+    (labs / "broken.py").write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
+    writes = "import sys\nopen(sys.argv[sys.argv.index('--out') + 1], 'w').write('{}')\n"
+    (labs / "ok.py").write_text(writes, encoding="utf-8")
+    monkeypatch.setattr(verify_labs, "LABS", tmp_path / "labs")
+    monkeypatch.setattr(verify_labs, "lab_arguments", lambda opts: {"x/broken": [], "x/ok": []})
+    empty = tmp_path / "recorded"
+    empty.mkdir()
+    status = verify_labs.main(
+        ["--run", "--out-dir", str(tmp_path / "out"), "--results-dir", str(empty)]
+    )
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "labs/x/broken.py failed" in out
+    assert "x-ok.json" in out  # the lab after the failed one ran, and its results were checked
+    assert "1 of 2 labs ran, failed: x/broken" in out

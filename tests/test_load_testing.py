@@ -231,7 +231,8 @@ def synthetic_doc(kind: str = "cuda") -> dict:
         ]  # fmt: skip
     parameters = {"max_model_len": 20, "enable_prefix_caching": False, "warmup": 1,
                   "rates": [2.0, 8.0], "burstiness": 1.0, "requests": 4,
-                  "prompt_tokens": 16, "output_tokens": 4, "slo_ms": slo}  # fmt: skip
+                  "prompt_tokens": 16, "output_tokens": 4, "slo_ms": slo,
+                  "max_num_seqs": 256, "max_num_batched_tokens": 2048}  # fmt: skip
     return results_doc(
         "load_test",
         parameters,
@@ -268,7 +269,7 @@ def test_verify_labs_fails_a_flat_tail_and_an_impossible_goodput():
     low, high = doc["load_summaries"]
     high["ttft_p99_s"] = low["ttft_p99_s"]
     high["goodput"] = high["request_throughput"] * 2
-    checks = verify_labs.load_claims(doc)
+    checks = verify_labs.claims_module("load_testing").load_claims(doc)
     assert [c.status for c in checks] == ["FAIL", "FAIL"]
 
 
@@ -278,10 +279,11 @@ def test_verify_labs_catches_a_summary_that_the_requests_do_not_give():
     assert statuses(doc)["completeness"] == "FAIL"
     short = copy.deepcopy(synthetic_doc())
     short["measurements"][0]["chunk_tokens"] = [1, 2]
-    assert "not 4 tokens" in verify_labs.load_completeness(short).detail
+    completeness = verify_labs.claims_module("load_testing").load_completeness
+    assert "not 4 tokens" in completeness(short).detail
     missing = synthetic_doc()
     missing["measurements"] = missing["measurements"][1:]
-    assert "3 requests, asked 4" in verify_labs.load_completeness(missing).detail
+    assert "3 requests, asked 4" in completeness(missing).detail
 
 
 @pytest.mark.parametrize("page", ["load_testing.md", "load_testing.en.md"])

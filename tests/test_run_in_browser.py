@@ -131,19 +131,29 @@ def test_pyodide_is_served_by_the_site(built_site, name):
 def test_playground_report_is_the_cores_bounds_and_rejects_bad_input():
     from core.display import ms
     from core.formats import checkpoint_format
-    from core.gpus import load_gpu
+    from core.forward import kv_cache_bytes
+    from core.gpus import GIB, load_gpu
     from core.models import load_model
     from core.roofline import tpot_bound, ttft_bound
-    from playground.web import report
+    from playground.web import kv_token_budget, report
 
-    html = report("qwen2.5-7b-instruct-awq", "checkpoint", "h20", "100, 2000", "8", "en")
     model, gpu = load_model("qwen2.5-7b-instruct-awq"), load_gpu("h20")
+    fmt = checkpoint_format(model)
+    budget = kv_token_budget(gpu, model, fmt)
+    batch = budget // (2000 + 8) + 1  # 2,000-token sequences no longer fit, 100-token ones do
+    html = report("qwen2.5-7b-instruct-awq", "checkpoint", "h20", "100, 2000", "8", "en", batch)
     cells = re.findall(r"<td>(.*?)</td>", html)
-    for row, s in zip([cells[:6], cells[6:]], (100, 2000), strict=True):
-        assert row[1] == ms(ttft_bound(gpu, model, s, checkpoint_format(model)).seconds)
-        assert row[3] == ms(tpot_bound(gpu, model, s, checkpoint_format(model)).seconds)
+    for row, s in zip([cells[:7], cells[7:]], (100, 2000), strict=True):
+        step = tpot_bound(gpu, model, s, fmt, batch=batch).seconds
+        assert row[1] == ms(ttft_bound(gpu, model, s, fmt).seconds)  # one request's prefill
+        assert row[3] == ms(step)  # the batched step
+        assert row[4] == f"{batch / step:,.0f}"
+        assert row[5] == f"{kv_cache_bytes(model, s + 8, batch=batch) / GIB:.2f}"
+    assert [cells[6], cells[13]] == ["yes", "NO"]
+    assert ms(tpot_bound(gpu, model, 100, fmt).seconds) != cells[3]  # the batch is used
     assert "AWQ" in html and html.count("<svg") == 1
-    for bad in ({"prompt_lengths": "12, x"}, {"new_tokens": "0"}, {"gpu": "tpu"}, {"fmt": "int3"}):
+    bad_inputs = ({"prompt_lengths": "12, x"}, {"new_tokens": "0"}, {"gpu": "tpu"}, {"fmt": "int3"})
+    for bad in (*bad_inputs, {"batch": "-2"}):
         args = {"model": "qwen2.5-7b-instruct", "fmt": "bf16", "gpu": "h20"}
         args |= {"prompt_lengths": "128", "new_tokens": "4"} | bad
         with pytest.raises(ValueError, match=re.escape(next(iter(bad.values())))):

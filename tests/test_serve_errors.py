@@ -18,6 +18,9 @@ import pytest
 from conftest import MKDOCS, make_serve_args
 from test_build_failures import make_site, page_pair
 
+# `mkdocs serve` on a free port, with timed waits: one xdist worker for all such files
+pytestmark = pytest.mark.one_worker
+
 BROKEN = '# L\n\n```python exec="on" id="broken-block"\nraise RuntimeError("boom")\n```\n'
 FIXED = '# L\n\n```python exec="on" result="text" id="broken-block"\nprint(6 * 7)\n```\n'
 TIMEOUT_S = 120

@@ -23,6 +23,9 @@ from coursesite.session import SESSION
 from test_build_failures import make_site
 from test_serve_errors import fetch, free_port, wait_for
 
+# `mkdocs serve` on a free port, with timed waits: one xdist worker for all such files
+pytestmark = pytest.mark.one_worker
+
 # ---------------------------------------------------------------- the rules, on a synthetic tree
 
 

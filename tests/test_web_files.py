@@ -322,7 +322,7 @@ def test_a_build_with_repo_url_links_and_cites_that_repository(tmp_path, monkeyp
     config = make_site(tmp_path, {"index.md": "# 首页\n", "index.en.md": "# Home\n"})
     text = (
         config.read_text(encoding="utf-8")
-        .replace("hooks:\n", f"hooks:\n  - {ROOT / 'scripts' / 'hooks' / 'site_meta.py'}\n")
+        .replace("pipeline_stages: [", "pipeline_stages: [site_meta, ", 1)
         .replace("font: false}", "font: false, features: [content.action.edit]}")
     )
     repo_url = '!ENV [REPO_URL, "https://github.com/example/placeholder"]'

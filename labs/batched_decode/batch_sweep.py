@@ -35,6 +35,19 @@ NEW_TOKENS = 128
 SHORT_NEW_TOKENS = 64  # the second call of each batch (the decode-step difference)
 
 
+def batches_that_fit(spec: lab.LabModel, gpu_total: int, utilization: float, context: int) -> int:
+    """How many sequences of `context` tokens hold their KV cache at once next to the weights."""
+    need = lab.memory_need(spec.spec, spec.fmt, context)
+    room = utilization * gpu_total - need.weights - need.runtime
+    return int(room // need.kv_cache) if room > 0 else 0
+
+
+def default_batches(fits: int | None) -> list[int]:
+    """BATCHES up to what fits (all of them when the model is unknown): --dummy loads the BF16
+    7B config, about 14.2 GiB of weights, so a 24 GB card holds a batch of about 140, not 256."""
+    return [b for b in BATCHES if fits is None or b <= fits] or BATCHES[:1]
+
+
 def check_batch_fits(
     spec: lab.LabModel, gpu_total: int, utilization: float, batch: int, context: int
 ) -> None:
@@ -42,8 +55,7 @@ def check_batch_fits(
     if spec.spec is None:
         return
     need = lab.memory_need(spec.spec, spec.fmt, context)
-    room = utilization * gpu_total - need.weights - need.runtime
-    fits = int(room // need.kv_cache) if room > 0 else 0
+    fits = batches_that_fit(spec, gpu_total, utilization, context)
     if batch > fits:
         raise lab.PreflightError(
             f"a batch of {batch} sequences of {context} tokens needs "
@@ -56,7 +68,12 @@ def check_batch_fits(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     lab.add_common_options(parser)
-    parser.add_argument("--batches", type=lab.int_list, default=BATCHES, help="comma list of B")
+    parser.add_argument(
+        "--batches",
+        type=lab.int_list,
+        default=None,
+        help=f"comma list of B (default: {','.join(map(str, BATCHES))}, up to what fits)",
+    )
     parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS, help="per request")
     parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS, help="per request")
     parser.add_argument(
@@ -76,29 +93,31 @@ def main() -> None:
     spec = lab.resolve_model(opts.model, opts.dummy, opts.config)
     context = opts.prompt_tokens + opts.new_tokens
     max_model_len = opts.max_model_len or context
-    largest = max(opts.batches)
     backend = lab.preflight(spec, max_model_len, context, opts.gpu_memory_utilization)
-    if backend == "cuda":
-        gpu = lab.probe_gpu()
+    gpu = lab.probe_gpu() if backend == "cuda" else None
+    if opts.batches is None:  # the default sweep, cut to what this GPU holds
+        fits = None
+        if gpu is not None and spec.spec is not None:
+            fits = batches_that_fit(spec, gpu.total_bytes, opts.gpu_memory_utilization, context)
+        opts.batches = default_batches(fits)
+        if opts.batches != BATCHES:
+            print(f"pre-flight: batches up to {max(opts.batches)}: about {fits} fit this GPU")
+    largest = max(opts.batches)
+    if gpu is not None:
         check_batch_fits(spec, gpu.total_bytes, opts.gpu_memory_utilization, largest, context)
     lab.setup_environment(spec.dummy)
 
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
 
-    llm = LLM(
-        model=spec.model,
-        load_format=spec.load_format,  # "dummy": random weights from config.json, no download
-        skip_tokenizer_init=spec.dummy,  # prompts are token ids: exact lengths, no tokenizer
-        max_model_len=max_model_len,
+    llm = lab.start_engine(
+        spec,
+        backend,
+        max_model_len,
+        opts,
+        kv_tokens=context * largest,  # CPU: room for the largest batch's KV cache
         max_num_seqs=largest,  # the scheduler may run every request of the largest batch at once
-        enable_prefix_caching=False,  # distinct prompts anyway; no cached prefill skews TTFT
-        disable_log_stats=False,  # fills RequestOutput.metrics: the timestamps used below
-        gpu_memory_utilization=opts.gpu_memory_utilization,
-        # CPU only: room for the largest batch's KV cache (a GPU sizes its own from the budget)
-        kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, context * largest),
     )
     vocab = llm.model_config.get_vocab_size()
-    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     seeds = itertools.count(opts.seed)  # a fresh prompt for every request
 
     def generate(b: int, new_tokens: int) -> tuple[list, float]:
@@ -168,19 +187,17 @@ def main() -> None:
         print("note: a short call ended a request before the last one decoded: the full-batch")
         print("      step is not exact there; run again with a larger --short-new-tokens")
 
-    parameters = {
-        "max_model_len": max_model_len,
-        "enable_prefix_caching": False,
-        "gpu_memory_utilization": opts.gpu_memory_utilization,
-        "seed": opts.seed,
-        "warmup": opts.warmup,
-        "repeats": opts.repeats,
-        "batches": opts.batches,
-        "prompt_tokens": opts.prompt_tokens,
-        "new_tokens": opts.new_tokens,
-        "short_new_tokens": short,
-        "max_num_seqs": largest,
-    }
+    parameters = lab.common_parameters(
+        llm,
+        opts,
+        warmup=opts.warmup,
+        repeats=opts.repeats,
+        batches=opts.batches,
+        prompt_tokens=opts.prompt_tokens,
+        new_tokens=opts.new_tokens,
+        short_new_tokens=short,
+        max_num_seqs=largest,
+    )
     doc = lab.results_document("batch_sweep", backend, spec, llm, parameters, rows)
     doc["batch_summaries"] = summaries
     print(f"\nresults: {lab.write_results(doc, opts.out)}")

@@ -18,6 +18,7 @@ spanned, and vLLM's preemption counter (LLM.get_metrics). Prefix caching is off.
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -32,6 +33,13 @@ DECODE_TOKENS = 64  # each running request's output: enough to outlast the long 
 WARM_TOKENS = 8  # tokens every decode has produced before the long prompt arrives
 LONG_PROMPT = 6000
 LONG_TOKENS = 8
+# Each llm_engine.step() must be exactly one engine step, so that counting the outputs between the
+# long prompt's arrival and its first token counts the steps its prefill took (the lesson's
+# ceil(P / (T - D)) with chunking). By default the engine core runs in its own process, ahead of
+# this one, so outputs of steps scheduled before the arrival still arrive after it; and on CUDA
+# vLLM schedules asynchronously (step n+1 planned before step n's outputs are back), one more.
+# In-process engine core and synchronous scheduling: no step is in flight when step() returns.
+IN_STEP = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
 
 
 @dataclass(frozen=True)
@@ -115,25 +123,23 @@ def summarize(opts, budget: int, chunked: bool, got: dict, preemptions: int) -> 
 
 def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, key: str) -> dict:
     """Child process: one engine (budget, chunking) plays the scene once after a warm-up."""
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
 
     budget, chunked = int(key.split(":")[0]), key.endswith(":on")
     max_model_len = model_len(opts)
-    llm = LLM(
-        model=spec.model,
-        load_format=spec.load_format,  # "dummy": random weights from config.json, no download
-        skip_tokenizer_init=spec.dummy,  # prompts are token ids: exact lengths, no tokenizer
-        max_model_len=max_model_len,
+    os.environ.update(IN_STEP)
+    llm = lab.start_engine(
+        spec,
+        backend,
+        max_model_len,
+        opts,
+        kv_tokens=scene_tokens(opts),  # CPU: every request of the scene at its full length
         max_num_batched_tokens=budget,  # the knob: the token budget of one engine step
         enable_chunked_prefill=chunked,
         max_num_seqs=opts.decodes + 1,  # every request of the scene runs at once
-        enable_prefix_caching=False,  # distinct prompts anyway; no cached prefill
-        disable_log_stats=False,  # get_metrics() then holds the engine's counters
-        gpu_memory_utilization=opts.gpu_memory_utilization,
-        kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, scene_tokens(opts)),
+        async_scheduling=False,  # see IN_STEP
     )
     vocab = llm.model_config.get_vocab_size()
-    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     warm = [{"prompt_token_ids": lab.prompt_ids(opts.decode_prompt, vocab, opts.seed + 99)}]
     llm.generate(
         warm, SamplingParams(max_tokens=2, ignore_eos=True, detokenize=False), use_tqdm=False
@@ -142,7 +148,7 @@ def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, key: str) 
     counters = {m.name: getattr(m, "value", None) for m in llm.get_metrics()}
     row = summarize(opts, budget, chunked, got, int(counters.get("vllm:num_preemptions") or 0))
     return lab.results_document(
-        "chunked_prefill", backend, spec, llm, {"max_model_len": max_model_len}, [row]
+        "chunked_prefill", backend, spec, llm, lab.common_parameters(llm, opts), [row]
     )
 
 
@@ -225,11 +231,7 @@ def main() -> None:
             f"{r['preemptions']:>9}"
         )
     doc = docs[0]
-    doc["parameters"] = {
-        "max_model_len": max_model_len,
-        "enable_prefix_caching": False,
-        "gpu_memory_utilization": opts.gpu_memory_utilization,
-        "seed": opts.seed,
+    doc["parameters"] |= {  # the child's engine parameters, and the scene's
         "warmup": 1,
         "values": opts.values,
         "unchunked": not opts.no_unchunked,

@@ -44,23 +44,19 @@ def percentile(values: list[float], q: float) -> float:
 
 def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, value: int) -> dict:
     """Child process: one engine with max_num_seqs=value serves the whole stream."""
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
 
     max_model_len = opts.max_model_len or opts.prompt_tokens + opts.max_output  # as pre-flight
     lengths = output_lengths(opts.requests, opts.mean_output, opts.max_output, opts.seed)
-    llm = LLM(
-        model=spec.model,
-        load_format=spec.load_format,  # "dummy": random weights from config.json, no download
-        skip_tokenizer_init=spec.dummy,  # prompts are token ids: exact lengths, no tokenizer
-        max_model_len=max_model_len,
+    llm = lab.start_engine(
+        spec,
+        backend,
+        max_model_len,
+        opts,
+        kv_tokens=max_model_len * value,  # CPU: every running sequence at its longest
         max_num_seqs=value,  # the knob: sequences one step may run
-        enable_prefix_caching=False,  # distinct prompts anyway; no cached prefill skews TTFT
-        disable_log_stats=False,  # fills RequestOutput.metrics
-        gpu_memory_utilization=opts.gpu_memory_utilization,
-        kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, max_model_len * value),
     )
     vocab = llm.model_config.get_vocab_size()
-    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     prompts = [
         lab.prompt_ids(opts.prompt_tokens, vocab, opts.seed + i) for i in range(len(lengths))
     ]
@@ -88,9 +84,8 @@ def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, value: int
         "ttft_p99_s": percentile([r.ttft_s for r in rows], 99),
         "tpot_p50_s": statistics.median(r.tpot_s for r in rows if r.tpot_s is not None),
     }
-    doc = lab.results_document(
-        "max_num_seqs", backend, spec, llm, {"max_model_len": max_model_len}, rows
-    )
+    parameters = lab.common_parameters(llm, opts)
+    doc = lab.results_document("max_num_seqs", backend, spec, llm, parameters, rows)
     doc["max_num_seqs_summaries"] = [summary]
     return doc
 
@@ -140,11 +135,7 @@ def main() -> None:
             f"{s['tpot_p50_s'] * 1e3:11.2f}"
         )
     doc = docs[0]
-    doc["parameters"] = {
-        "max_model_len": max_model_len,
-        "enable_prefix_caching": False,
-        "gpu_memory_utilization": opts.gpu_memory_utilization,
-        "seed": opts.seed,
+    doc["parameters"] |= {  # the child's engine parameters, and the sweep's
         "warmup": 1,
         "values": opts.values,
         "requests": opts.requests,

@@ -72,21 +72,20 @@ def summary(rate: float, requests: list, slo_ms: dict[str, float]) -> dict:
 async def load_test(opts: argparse.Namespace, spec: lab.LabModel, backend: str) -> dict:
     from vllm.engine.arg_utils import AsyncEngineArgs
     from vllm.sampling_params import RequestOutputKind, SamplingParams
+    from vllm.usage.usage_lib import UsageContext
     from vllm.v1.engine.async_llm import AsyncLLM
 
     from load_testing.arrivals import arrival_times
 
     max_model_len = opts.max_model_len or opts.prompt_tokens + opts.output_tokens  # as pre-flight
-    engine_args = AsyncEngineArgs(
-        model=spec.model,
-        load_format=spec.load_format,  # "dummy": random weights from config.json, no download
-        skip_tokenizer_init=spec.dummy,  # prompts are token ids: exact lengths, no tokenizer
-        max_model_len=max_model_len,
-        enable_prefix_caching=False,  # every prompt is distinct; no cached prefill skews TTFT
-        gpu_memory_utilization=opts.gpu_memory_utilization,
-        kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, max_model_len * 16),
+    # the labs' shared settings (no prefix caching: every prompt is distinct anyway)
+    settings = lab.engine_arguments(spec, backend, max_model_len, opts, max_model_len * 16)
+    # SERVER: the batch defaults `vllm serve` gets (EngineArgs.get_batch_defaults: 2,048 tokens
+    # per step and 256 sequences on GPUs under 70 GiB, 8,192 and 1,024 above); from_engine_args'
+    # own default (the engine context) has none and falls back to 2,048 and 128 on any GPU
+    engine = AsyncLLM.from_engine_args(
+        AsyncEngineArgs(**settings), usage_context=UsageContext.OPENAI_API_SERVER
     )
-    engine = AsyncLLM.from_engine_args(engine_args)
     try:
         vocab = engine.model_config.get_vocab_size()
         lab.check_weight_format(spec, engine.model_config.quantization)
@@ -128,22 +127,21 @@ async def load_test(opts: argparse.Namespace, spec: lab.LabModel, backend: str) 
                 }
                 for r in requests
             ]
-        doc = lab.results_document(
-            "load_test", backend, spec, engine, {"max_model_len": max_model_len}, []
+        scheduler = lab.vllm_config(engine).scheduler_config
+        parameters = lab.common_parameters(
+            engine,
+            opts,
+            warmup=1,
+            rates=opts.rates,
+            burstiness=opts.burstiness,
+            requests=opts.requests,
+            prompt_tokens=opts.prompt_tokens,
+            output_tokens=opts.output_tokens,
+            slo_ms=slo_ms,
+            max_num_seqs=scheduler.max_num_seqs,  # above it, requests wait: the tail grows
+            max_num_batched_tokens=scheduler.max_num_batched_tokens,
         )
-        doc["parameters"] = {
-            "max_model_len": max_model_len,
-            "enable_prefix_caching": False,
-            "gpu_memory_utilization": opts.gpu_memory_utilization,
-            "seed": opts.seed,
-            "warmup": 1,
-            "rates": opts.rates,
-            "burstiness": opts.burstiness,
-            "requests": opts.requests,
-            "prompt_tokens": opts.prompt_tokens,
-            "output_tokens": opts.output_tokens,
-            "slo_ms": slo_ms,
-        }
+        doc = lab.results_document("load_test", backend, spec, engine, parameters, [])
         doc["measurements"] = rows
         doc["load_summaries"] = summaries
         return doc

@@ -5,6 +5,12 @@ One engine start per setting, nothing generated (random weights with --dummy). A
             num_gpu_blocks, "GPU KV cache size" and "Maximum concurrency" exactly;
   profiled: LLM(gpu_memory_utilization=u)               -> GPU only; the estimate assumes the
             KV-cache lesson's runtime reserve, so only the relative error is reported.
+            It budgets from the total CUDA reports (what vLLM's request_memory multiplies by
+            u), measured in a throwaway process: NVML's total is about 0.35 GiB larger on an
+            RTX 4090. vLLM then subtracts the weights and what its profiling pass measured:
+            the activation peak of a max_num_batched_tokens forward pass (with the sampler's
+            warm-up for max_num_seqs), memory outside PyTorch's allocator and an estimate of the
+            CUDA graphs it captures (on by default); the lesson's reserve stands for those.
 The engine's figures are read from llm.llm_engine.vllm_config.cache_config (num_gpu_blocks,
 block_size, kv_cache_size_tokens, kv_cache_max_concurrency), filled in at start-up.
 
@@ -14,7 +20,6 @@ block_size, kv_cache_size_tokens, kv_cache_max_concurrency), filled in at start-
 """
 
 import argparse
-import gc
 from dataclasses import dataclass
 
 import labkit as lab
@@ -184,38 +189,37 @@ def main() -> None:
     backend = lab.preflight(spec, max_model_len, max_model_len, utilization)
     lab.setup_environment(spec.dummy)
 
-    from vllm import LLM
-
-    device = lab.device_info(backend)
+    # the profiled rows' budget: CUDA's total, as vLLM sees it; None on CPU (no profiled rows)
+    total = lab.cuda_total_bytes() if backend == "cuda" else None
+    if backend == "cuda" and total is None:
+        raise RuntimeError("torch.cuda.mem_get_info() failed in a fresh process: is CUDA usable?")
     plan = settings(backend, opts)
     rows, llm = [], None
     print(HEADER)
     for i, setting in enumerate(plan):
-        llm = LLM(
-            model=spec.model,
-            load_format=spec.load_format,  # "dummy": random weights from config.json
-            skip_tokenizer_init=spec.dummy,
-            max_model_len=max_model_len,
-            block_size=setting.block_size,  # None: the platform's default
+        llm = lab.start_engine(  # waits for the previous engine's memory to be released
+            spec,
+            backend,
+            max_model_len,
+            opts,
             gpu_memory_utilization=setting.gpu_memory_utilization,
-            kv_cache_memory_bytes=setting.kv_cache_memory_bytes,  # skips memory profiling
+            block_size=setting.block_size,  # None: the platform's default
+            # sizes the KV cache instead of the profiled free memory; vLLM still runs its
+            # profiling forward pass (and on CUDA captures its graphs) before allocating it
+            kv_cache_memory_bytes=setting.kv_cache_memory_bytes,
         )
-        lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
         weights = resident_weight_bytes(spec.spec, spec.fmt) if spec.spec else None
         if setting.kv_cache_memory_bytes is None and weights is None:
             print(f"{setting.label}: no weight estimate for {spec.model}, skipped")
         else:
-            rows.append(measure(setting, llm, device["memory_bytes"], weights))
+            rows.append(measure(setting, llm, total, weights))
             print(row(rows[-1]))
         if i < len(plan) - 1:
-            llm.llm_engine.engine_core.shutdown()  # free the memory before the next start
+            lab.stop_engine(llm)  # the next start_engine waits until its memory is free
             del llm
-            gc.collect()
 
-    parameters = {
-        "max_model_len": max_model_len,
+    parameters = lab.common_parameters(llm, opts) | {
         "gpu_memory_utilization": max(opts.utilizations),
-        "seed": opts.seed,
         "settings": [
             {
                 "label": s.label,

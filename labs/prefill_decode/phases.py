@@ -36,19 +36,9 @@ def main() -> None:
     backend = lab.preflight(spec, max_model_len, longest, opts.gpu_memory_utilization)
     lab.setup_environment(spec.dummy)
 
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
 
-    llm = LLM(
-        model=spec.model,
-        load_format=spec.load_format,  # "dummy": random weights from config.json, no download
-        skip_tokenizer_init=spec.dummy,  # prompts are token ids: exact lengths, no tokenizer
-        max_model_len=max_model_len,
-        enable_prefix_caching=False,  # a repeated prompt would otherwise skip most of its prefill
-        disable_log_stats=False,  # fills RequestOutput.metrics: TTFT and decode timestamps
-        gpu_memory_utilization=opts.gpu_memory_utilization,
-        kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, max_model_len),
-    )
-    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
+    llm = lab.start_engine(spec, backend, max_model_len, opts)
     vocab = llm.model_config.get_vocab_size()
 
     def one(label: str, prompt_tokens: int, new_tokens: int, seed: int) -> lab.Measurement:
@@ -67,14 +57,12 @@ def main() -> None:
         rows.append(one(label, prompt_tokens, new_tokens, seed=opts.seed + i))
         print(lab.row(rows[-1]))
 
-    parameters = {
-        "max_model_len": max_model_len,
-        "enable_prefix_caching": False,
-        "gpu_memory_utilization": opts.gpu_memory_utilization,
-        "seed": opts.seed,
-        "warmup": 1,
-        "calls": [{"label": c[0], "prompt_tokens": c[1], "new_tokens": c[2]} for c in calls],
-    }
+    parameters = lab.common_parameters(
+        llm,
+        opts,
+        warmup=1,
+        calls=[{"label": c[0], "prompt_tokens": c[1], "new_tokens": c[2]} for c in calls],
+    )
     doc = lab.results_document("phases", backend, spec, llm, parameters, rows)
     print(f"\nresults: {lab.write_results(doc, opts.out)}")
 

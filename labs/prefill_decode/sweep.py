@@ -42,19 +42,9 @@ def main() -> None:
     backend = lab.preflight(spec, max_model_len, longest, opts.gpu_memory_utilization)
     lab.setup_environment(spec.dummy)
 
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
 
-    llm = LLM(
-        model=spec.model,
-        load_format=spec.load_format,
-        skip_tokenizer_init=spec.dummy,
-        max_model_len=max_model_len,
-        enable_prefix_caching=False,
-        disable_log_stats=False,
-        gpu_memory_utilization=opts.gpu_memory_utilization,
-        kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, max_model_len),
-    )
-    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
+    llm = lab.start_engine(spec, backend, max_model_len, opts)
     vocab = llm.model_config.get_vocab_size()
     seeds = itertools.count(opts.seed)  # a fresh prompt for every call
 
@@ -105,18 +95,16 @@ def main() -> None:
             f"(R^2 = {fit.r2:.4f})"
         )
 
-    parameters = {
-        "max_model_len": max_model_len,
-        "enable_prefix_caching": False,
-        "gpu_memory_utilization": opts.gpu_memory_utilization,
-        "seed": opts.seed,
-        "warmup": opts.warmup,
-        "repeats": opts.repeats,
-        "prompt_lens": opts.prompt_lens,
-        "context_new": opts.context_new,
-        "output_lens": opts.output_lens,
-        "short_prompt": opts.short_prompt,
-    }
+    parameters = lab.common_parameters(
+        llm,
+        opts,
+        warmup=opts.warmup,
+        repeats=opts.repeats,
+        prompt_lens=opts.prompt_lens,
+        context_new=opts.context_new,
+        output_lens=opts.output_lens,
+        short_prompt=opts.short_prompt,
+    )
     doc = lab.results_document("sweep", backend, spec, llm, parameters, rows)
     print(f"\nresults: {lab.write_results(doc, opts.out)}")
 

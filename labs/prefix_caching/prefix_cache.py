@@ -20,6 +20,16 @@ import labkit as lab
 from prefix_caching.reuse import cached_tokens
 
 
+def reset_cache(llm) -> None:
+    """Empties the prefix cache, or stops the lab: vLLM 0.26 returns False (and keeps every block)
+    while a request still holds blocks, and the "off" run would then silently hit the cache."""
+    if not llm.reset_prefix_cache():
+        raise RuntimeError(
+            "llm.reset_prefix_cache() returned False: a request still holds cached blocks, so "
+            "the cache was not emptied and the next request could reuse them"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     lab.add_common_options(parser)
@@ -41,19 +51,15 @@ def main() -> None:
     )
     lab.setup_environment(spec.dummy)
 
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
 
-    llm = LLM(
-        model=spec.model,
-        load_format=spec.load_format,  # "dummy": random weights from config.json
-        skip_tokenizer_init=spec.dummy,  # prompts are token ids: exact lengths
-        max_model_len=max_model_len,
+    llm = lab.start_engine(
+        spec,
+        backend,
+        max_model_len,
+        opts,
         enable_prefix_caching=True,  # vLLM's default, stated: this lab is about it
-        disable_log_stats=False,  # fills RequestOutput.metrics (TTFT) and get_metrics()
-        gpu_memory_utilization=opts.gpu_memory_utilization,
-        kv_cache_memory_bytes=lab.cpu_kv_cache_bytes(backend, spec, max_model_len),
     )
-    lab.check_weight_format(spec, llm.model_config.quantization)  # e.g. "auto_awq" is AWQ
     vocab = llm.model_config.get_vocab_size()
     block_size = llm.llm_engine.vllm_config.cache_config.block_size
     systems = [
@@ -77,11 +83,11 @@ def main() -> None:
     rows = []
     print(f"{'run':<17} {'request':<22} {'prompt':>7} {'cached':>7} {'expected':>9} {'TTFT ms':>9}")
     for series in ("prefix_cache_off", "prefix_cache_on"):
-        llm.reset_prefix_cache()  # nothing from the warm-up or the other run
+        reset_cache(llm)  # nothing from the warm-up or the other run
         seen: set[int] = set()
         for label, k, prompt in requests:
             if series == "prefix_cache_off":
-                llm.reset_prefix_cache()  # off: nothing survives between requests
+                reset_cache(llm)  # off: nothing survives between requests
             rows.append(one(series, label, prompt))
             shared = opts.system_prompt if series == "prefix_cache_on" and k in seen else 0
             expected = cached_tokens(shared, len(prompt), block_size)
@@ -104,19 +110,17 @@ def main() -> None:
     counters = {m.name: m.value for m in llm.get_metrics() if "prefix_cache" in m.name}
     print(f"engine counters (both runs and the warm-up): {counters}")
 
-    parameters = {
-        "max_model_len": max_model_len,
-        "enable_prefix_caching": True,
-        "gpu_memory_utilization": opts.gpu_memory_utilization,
-        "seed": opts.seed,
-        "warmup": 1,
-        "system_prompt_tokens": opts.system_prompt,
-        "question_tokens": opts.question,
-        "system_prompts": opts.system_prompts,
-        "requests": opts.requests,
-        "new_tokens": opts.new_tokens,
-        "block_size": block_size,
-    }
+    parameters = lab.common_parameters(
+        llm,
+        opts,
+        warmup=1,
+        system_prompt_tokens=opts.system_prompt,
+        question_tokens=opts.question,
+        system_prompts=opts.system_prompts,
+        requests=opts.requests,
+        new_tokens=opts.new_tokens,
+        block_size=block_size,
+    )
     doc = lab.results_document("prefix_cache", backend, spec, llm, parameters, rows)
     print(f"\nresults: {lab.write_results(doc, opts.out)}")
 

@@ -34,6 +34,7 @@ class Lesson:
     learn_zh: str
     learn_en: str
     notebook: bool = False  # a notebook page (<slug>.ipynb), with no snippets/ folder of its own
+    needs: tuple[str, ...] = ()  # the slugs of earlier lessons to read first (the learning map)
 
     @property
     def page(self) -> str:
@@ -92,8 +93,23 @@ def read_course(manifest: Path) -> Course:
                     manifest, f"lesson {entry['slug']!r} names unknown part {entry['part']!r}"
                 )
             fields = {k: entry[k] for k in ("slug", "zh", "en", "learn_zh", "learn_en")}
+            needs = entry.get("needs", [])
+            if not isinstance(needs, list) or not all(isinstance(n, str) for n in needs):
+                raise _fail(manifest, f"lesson {entry['slug']!r}: needs must be a list of slugs")
+            earlier = {n.slug for n in lessons}
+            if unknown := [n for n in needs if n not in earlier]:
+                raise _fail(
+                    manifest,
+                    f"lesson {entry['slug']!r} needs {', '.join(unknown)}, "
+                    "which is not a lesson listed before it",
+                )
             lessons.append(
-                Lesson(**fields, part=by_key[entry["part"]], notebook=entry.get("notebook", False))
+                Lesson(
+                    **fields,
+                    part=by_key[entry["part"]],
+                    notebook=entry.get("notebook", False),
+                    needs=tuple(needs),
+                )
             )
         return Course(data["section"]["zh"], data["section"]["en"], parts, tuple(lessons))
     except (KeyError, TypeError) as error:

@@ -5,15 +5,16 @@ gets the English titles (nav_translations), and the home page's `<!-- lessons --
 the table of lessons in the page's language. See docs/adr/0010-lesson-manifest.md.
 """
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from coursesite import Build, PageInfo
 from coursesite.manifest import MANIFEST, Course
+from coursesite.reading import lesson_reading_time
 
 TABLE_MARKER = "<!-- lessons -->"
 TABLE_HEAD = {
-    "zh": ("| 部分 | 课程 | 你会学到 |", "|---|---|---|"),
-    "en": ("| Part | Lesson | What you will learn |", "|---|---|---|"),
+    "zh": ("| 部分 | 课程 | 你会学到 | 阅读时间 |", "|---|---|---|---|"),
+    "en": ("| Part | Lesson | What you will learn | Reading time |", "|---|---|---|---|"),
 }
 
 
@@ -22,14 +23,19 @@ def _relative(path: str, page_dir: str) -> str:
     return "../" * depth + path
 
 
-def lesson_table(course: Course, lang: str, page_dir: str = "") -> str:
-    """The home page's lesson table in one language; links relative to `page_dir`."""
+MINUTES = {"zh": "{} 分钟", "en": "{} min"}
+
+
+def lesson_table(course: Course, lang: str, docs: Path, page_dir: str = "") -> str:
+    """The home page's lesson table in one language; links relative to `page_dir`; reading
+    times from the pages in `docs` (coursesite.reading)."""
     rows = list(TABLE_HEAD[lang])
     for n in course.lessons:
         part = n.part.zh if lang == "zh" else n.part.en
         target = _relative(n.page, page_dir)
         learn = n.learn_zh if lang == "zh" else n.learn_en
-        rows.append(f"| {part} | [{n.title(lang)}]({target}) | {learn} |")
+        minutes = MINUTES[lang].format(lesson_reading_time(n, lang, docs).minutes)
+        rows.append(f"| {part} | [{n.title(lang)}]({target}) | {learn} | {minutes} |")
     return "\n".join(rows)
 
 
@@ -37,7 +43,8 @@ def fill_lesson_table(markdown: str, page: PageInfo, build: Build) -> str:
     if TABLE_MARKER not in markdown or build.course is None:
         return markdown
     page_dir = PurePosixPath(page.src_uri).parent.as_posix().strip(".")
-    return markdown.replace(TABLE_MARKER, lesson_table(build.course, page.lang, page_dir))
+    table = lesson_table(build.course, page.lang, build.docs, page_dir)
+    return markdown.replace(TABLE_MARKER, table)
 
 
 def replace_placeholder(nav: list, section: dict) -> bool:

@@ -30,9 +30,13 @@ from coursesite import (
     PageInfo,
     StageError,
     abbreviations,
+    charts,
     code_spans,
     exec_errors,
+    folding,
     i18n_pairs,
+    interview,
+    learning_map,
     llms,
     local_assets,
     material_fixes,
@@ -41,6 +45,7 @@ from coursesite import (
     nav,
     notebooks,
     page_assets,
+    reading,
     run_in_browser,
     serve_exit,
     serve_failures,
@@ -63,6 +68,10 @@ BuildStage = Callable[[Build], None]
 # A page's Markdown, before it is rendered (and its blocks executed).
 MARKDOWN: list[PageStage] = [
     nav.fill_lesson_table,  # <!-- lessons --> on the home page
+    reading.state_time,  # under a lesson's title, from its text as written (nothing added yet)
+    learning_map.fill_map,  # <!-- learning-map --> on the home page
+    learning_map.link_neighbours,  # "before this / after this", under the reading time
+    interview.fill_bank,  # <!-- interview-bank -->: the lessons' sections 7 and 9
     abbreviations.append,  # the page language's abbreviations
     values.fill,  # {{ lesson.name }} (after the table and abbreviations: none may hold one)
     exec_errors.start_page,  # a failing block is reported with this page's name
@@ -73,12 +82,14 @@ CONTENT: list[PageStage] = [
     exec_errors.add_banner,  # under serve, the failing blocks listed above the content
     llms.write_copy,  # the Markdown copy: the content as rendered, without the form below
     run_in_browser.fill_forms,  # a page's own form (the playground's)
+    folding.fold_long_code,  # after the Markdown copy: the copy keeps every listing open
 ]
 # A page's whole HTML, written out after these.
 PAGE: list[PageStage] = [
     notebooks.trim,  # before math_svg adds its stylesheet, which must not be trimmed
     math_svg.typeset_formulas,
     mermaid_svg.draw_diagrams,  # before page_assets decides whether Mermaid's script stays
+    charts.readable_on_phone,  # a chart's text stays >= 11 px: a min-width, a scrolling box
     material_fixes.fix,
     code_spans.merge_page,
     page_assets.load_what_is_used,
@@ -106,6 +117,9 @@ SITE_BUILT: list[BuildStage] = [
 # every stage module, by the name a fixture site's `pipeline_stages` gives it
 STAGES = (
     "nav",
+    "reading",
+    "learning_map",
+    "interview",
     "i18n_pairs",
     "local_assets",
     "abbreviations",
@@ -114,6 +128,8 @@ STAGES = (
     "notebooks",
     "math_svg",
     "mermaid_svg",
+    "charts",
+    "folding",
     "material_fixes",
     "code_spans",
     "page_assets",

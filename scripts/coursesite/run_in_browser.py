@@ -33,7 +33,7 @@ from coursesite import Build, PageInfo, StageError
 
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPETS = ROOT / "snippets"
-LAB_RESULTS = ROOT / "labs" / "results"  # read by prefill_decode/lab_results.py
+LAB_RESULTS = ROOT / "labs" / "results"  # read by core/lab_results.py
 RUN_DIR = "assets/run"  # in the site: the course archive and one file per block
 ARCHIVE = "course.zip"
 RUNNER = "javascripts/run-in-browser.js"

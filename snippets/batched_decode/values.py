@@ -1,6 +1,6 @@
 """Figures the batched-decode lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ batched_decode.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ batched_decode.<name> }}; coursesite.values fills them in.
 Run `python snippets/batched_decode/values.py` to list every name and its value.
 """
 

@@ -1,6 +1,6 @@
 """Figures the chunked-prefill lesson quotes in its prose, computed here (never typed).
 
-Pages refer to them as {{ chunked_prefill.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ chunked_prefill.<name> }}; coursesite.values fills them in.
 Run `python snippets/chunked_prefill/values.py` to list every name and its value.
 """
 

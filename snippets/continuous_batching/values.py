@@ -1,6 +1,6 @@
 """Figures the continuous-batching lesson quotes in its prose, computed here (never typed).
 
-Pages refer to them as {{ continuous_batching.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ continuous_batching.<name> }}; coursesite.values fills them in.
 Run `python snippets/continuous_batching/values.py` to list every name and its value.
 """
 

@@ -1,6 +1,6 @@
 """Figures the KV-cache lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ kv_cache.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ kv_cache.<name> }}; coursesite.values fills them in.
 Run `python snippets/kv_cache/values.py` to list every name and its value.
 """
 

@@ -1,6 +1,6 @@
 """Figures the latency-metrics lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ latency_metrics.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ latency_metrics.<name> }}; coursesite.values fills them in.
 Run `python snippets/latency_metrics/values.py` to list every name and its value.
 """
 

@@ -1,6 +1,6 @@
 """Figures the load-testing lesson quotes in its prose, computed here (never typed).
 
-Pages refer to them as {{ load_testing.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ load_testing.<name> }}; coursesite.values fills them in.
 Run `python snippets/load_testing/values.py` to list every name and its value.
 """
 

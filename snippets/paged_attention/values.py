@@ -1,6 +1,6 @@
 """Figures the PagedAttention lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ paged_attention.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ paged_attention.<name> }}; coursesite.values fills them in.
 Run `python snippets/paged_attention/values.py` to list every name and its value.
 """
 

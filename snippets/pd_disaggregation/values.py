@@ -1,6 +1,6 @@
 """Figures the PD-disaggregation lesson quotes in its prose, computed here (never typed in prose).
 
-Pages refer to them as {{ pd_disaggregation.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ pd_disaggregation.<name> }}; coursesite.values fills them in.
 Run `python snippets/pd_disaggregation/values.py` to list every name and its value.
 """
 

@@ -32,6 +32,7 @@ LABELS = {
         "gpu": "GPU",
         "prompt_lengths": "prompt 长度 S（逗号分隔）",
         "new_tokens": "生成的 token 数 n",
+        "batch": "批大小 B（一起解码的序列数）",
         "submit": "在浏览器中计算",
     },
     "en": {
@@ -40,6 +41,7 @@ LABELS = {
         "gpu": "GPU",
         "prompt_lengths": "Prompt lengths S (comma-separated)",
         "new_tokens": "Tokens to generate n",
+        "batch": "Batch size B (sequences decoding together)",
         "submit": "Compute in browser",
     },
 }
@@ -56,7 +58,7 @@ def form_html(lang: str, runner_url: str) -> str:
             for value, label in options
         )
         fields.append(f'<label>{text[name]}<select name="{name}">{items}</select></label>')
-    for name, kind in (("prompt_lengths", "text"), ("new_tokens", "number")):
+    for name, kind in (("prompt_lengths", "text"), ("new_tokens", "number"), ("batch", "number")):
         extra = ' min="1" step="1"' if kind == "number" else ""
         fields.append(
             f'<label>{text[name]}<input name="{name}" type="{kind}"{extra}'

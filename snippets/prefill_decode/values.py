@@ -1,6 +1,6 @@
 """Figures the Prefill/Decode lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ prefill_decode.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ prefill_decode.<name> }}; coursesite.values fills them in.
 Run `python snippets/prefill_decode/values.py` to list every name and its value.
 """
 

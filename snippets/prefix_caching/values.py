@@ -1,6 +1,6 @@
 """Figures the prefix-caching lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ prefix_caching.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ prefix_caching.<name> }}; coursesite.values fills them in.
 Run `python snippets/prefix_caching/values.py` to list every name and its value.
 """
 

@@ -1,6 +1,6 @@
 """Figures the roofline lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ roofline.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ roofline.<name> }}; coursesite.values fills them in.
 Run `python snippets/roofline/values.py` to list every name and its value.
 """
 

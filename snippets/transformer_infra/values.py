@@ -1,6 +1,6 @@
 """Figures the Transformer lesson quotes in its prose, computed here (never typed in Markdown).
 
-Pages refer to them as {{ transformer_infra.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ transformer_infra.<name> }}; coursesite.values fills them in.
 Run `python snippets/transformer_infra/values.py` to list every name and its value.
 """
 

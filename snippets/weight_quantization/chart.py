@@ -10,8 +10,8 @@ Run it: python snippets/weight_quantization/chart.py en > weight_quantization.sv
 
 import math
 import sys
-from html import escape
 
+from core import svgchart as svg
 from core.forward import kv_cache_bytes
 from core.gpus import load_gpu
 from core.memory import MemoryBudget
@@ -60,16 +60,14 @@ def curves() -> list[tuple[str, list[tuple[int, float]], int]]:
 def chart(lang: str = "zh") -> str:
     text, data = LABELS[lang], curves()
     ys = [t * 1e3 for _, pts, _ in data for _, t in pts]
-    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
-    left, top, x_span, y_decade = 64, 24, 480, 160
-    bottom = top + (y1 - y0) * y_decade
-    width, height = left + x_span + 170, bottom + 56
+    y0, y1 = svg.decades(min(ys), max(ys))
+    frame = svg.Frame.within(
+        {"left": 64, "top": 24, "right": 170, "bottom": 56}, 64 + 480, 24 + (y1 - y0) * 160
+    )
+    y_axis = svg.LogAxis(y0, y1, frame.bottom, -160)
 
     def sx(b: float) -> float:
-        return left + math.log2(b) / math.log2(BATCHES[-1]) * x_span
-
-    def sy(ms: float) -> float:
-        return bottom - (math.log10(ms) - y0) * y_decade
+        return frame.left + math.log2(b) / math.log2(BATCHES[-1]) * (frame.right - frame.left)
 
     series = "; ".join(
         text["series"].format(
@@ -80,56 +78,29 @@ def chart(lang: str = "zh") -> str:
     )  # fmt: skip
     gpu = load_gpu(GPU_KEY).name
     title = text["title"].format(gpu=gpu, model=load_model(MODEL).name, context=f"{CONTEXT:,}")
-    fg = 'fill="currentColor"'
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-        'role="img" aria-labelledby="wq-title wq-desc" style="max-width: 100%; height: auto; '
-        'color: var(--md-default-fg-color, #222); font-size: 12px">',
-        f'<title id="wq-title">{escape(title)}</title>',
-        f'<desc id="wq-desc">{escape(text["desc"].format(series=series))}</desc>',
-    ]
-    for e in range(y0, y1 + 1):  # one grid line and label per power of ten of milliseconds
-        y = sy(10.0**e)
-        out.append(
-            f'<line x1="{left}" y1="{y:.1f}" x2="{left + x_span}" y2="{y:.1f}" '
-            'stroke="currentColor" stroke-opacity="0.15"/>'
-        )
-        out.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" {fg}>{10.0**e:g}</text>'
-        )
-    for b in BATCHES:
-        out.append(f'<text x="{sx(b):.1f}" y="{bottom + 16}" text-anchor="middle" {fg}>{b}</text>')
-    out.append(f'<path d="M{left} {top} V{bottom} H{left + x_span}" fill="none" stroke="#888"/>')
-    out.append(
-        f'<text x="{left + x_span / 2}" y="{height - 12}" text-anchor="middle" {fg}>'
-        f"{escape(text['x'])}</text>"
-    )
-    out.append(
-        f'<text transform="translate(16 {(top + bottom) / 2}) rotate(-90)" text-anchor="middle" '
-        f"{fg}>{escape(text['y'])}</text>"
-    )
+    desc = text["desc"].format(series=series)
+    out = svg.open_svg(frame, "weight-quantization-chart", ("wq-title", "wq-desc"), title, desc)
+    out += svg.y_ticks(frame, y_axis.ticks())
+    out += svg.x_ticks(frame, [(sx(b), f"{b}") for b in BATCHES], grid=False)
+    out += svg.axes(frame, text["x"], text["y"])
     labels: list[tuple[float, str, float]] = []  # (y, format name, x) at each curve's end
     for (name, points, fits), dash in zip(data, DASHES, strict=True):
-        coords = " ".join(f"{sx(b):.1f},{sy(t * 1e3):.1f}" for b, t in points)
-        dashed = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<polyline points="{coords}" fill="none" stroke="currentColor"{dashed}/>')
-        for b, t in points:
-            fill = "currentColor" if b <= fits else "var(--md-default-bg-color, #fff)"
+        pixels = [(sx(b), y_axis(t * 1e3)) for b, t in points]
+        out.append(svg.polyline(pixels, svg.LINK, dash=dash))
+        for (b, _), (x, y) in zip(points, pixels, strict=True):
+            fill = svg.ACCENT if b <= fits else svg.BACKGROUND
             out.append(
-                f'<circle cx="{sx(b):.1f}" cy="{sy(t * 1e3):.1f}" r="3.5" '
-                f'style="fill: {fill}" stroke="currentColor"/>'
+                f'<circle cx="{svg.px(x)}" cy="{svg.px(y)}" r="3.5" style="fill: {fill}" '
+                f'stroke="{svg.FOREGROUND}"/>'
             )
-        last_b, last_t = points[-1]
-        labels.append((sy(last_t * 1e3) + 4, name, sx(last_b) + 8))
+        labels.append((pixels[-1][1] + 4, name, pixels[-1][0] + 8))
     labels.sort()
     for i in range(1, len(labels)):  # curves that end close together: keep the names 14 px apart
         y, name, x = labels[i]
         labels[i] = (max(y, labels[i - 1][0] + 14), name, x)
-    for y, name, x in labels:
-        out.append(f'<text x="{x:.1f}" y="{y:.1f}" {fg}>{escape(name)}</text>')
-    out.append(f'<text x="{left + 8}" y="{top + 14}" {fg}>{escape(text["hollow"])}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+    out += [svg.text(x, y, name) for y, name, x in labels]
+    out += svg.notes(frame, [text["hollow"]])
+    return svg.close_svg(out)
 
 
 def main(lang: str = "zh") -> None:

@@ -1,6 +1,6 @@
 """Figures the weight-quantization lesson quotes in its prose, computed here (never in Markdown).
 
-Pages refer to them as {{ weight_quantization.<name> }}; scripts/hooks/values.py fills them in.
+Pages refer to them as {{ weight_quantization.<name> }}; coursesite.values fills them in.
 Every name starts with wq_ so that no other lesson defines it. Run
 `python snippets/weight_quantization/values.py` to list every name and its value.
 """

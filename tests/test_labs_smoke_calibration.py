@@ -1,4 +1,4 @@
-"""labs/calibration/: the reference decode loop (PyTorch only) and the machine's own roofline.
+"""labs/calibration, an engine-free lab (PyTorch only): the reference loop and machine roofline.
 
 The runs use .venv-labs (it has torch); the pre-flight and the core's comparison are checked with
 the site's Python, which has no torch on purpose.

@@ -1,0 +1,141 @@
+"""System-design questions of the interview bank: how many GPUs serve a workload within its SLOs.
+
+Each GPU gets rate / n requests per second; the answer is the least n at which every condition
+holds, with every time a lower bound from the lessons:
+  - prefill: each request's prefill takes at least core.roofline.ttft_bound (the prefill lesson),
+    and prefills take the share rho = (rate / n) * prefill of the GPU's time;
+  - decode: a step of B sequences takes at least batched_decode.batch_bound.step; the prefills
+    run between steps, so a sequence gets a token every step / (1 - rho) seconds (its TPOT);
+  - the batch is what the traffic makes it (Little's law, the load-testing lesson):
+    B = (rate / n) * (output - 1) * TPOT, found by iterating, and its KV cache must fit next to
+    the weights (batched_decode.batch_bound.max_batch);
+  - TTFT: a request waits for the step in progress, then its prefill; and rho stays at most
+    UTILIZATION, because waiting for earlier prefills grows without bound as rho nears 1.
+The share is a planning choice, not a law. Real engines add attention FLOPs, activations and
+scheduling, so the count is a lower bound: measure before buying.
+
+Run it: python snippets/interview/design.py
+"""
+
+import math
+from dataclasses import dataclass
+
+from batched_decode.batch_bound import max_batch, step
+from core.formats import checkpoint_format
+from core.gpus import load_gpus
+from core.models import load_model
+from core.roofline import ttft_bound
+
+UTILIZATION = 0.7  # the most of a GPU's time its prefills may take (headroom for the TTFT tail)
+MAX_GPUS = 1024
+
+
+@dataclass(frozen=True)
+class Workload:
+    model_key: str
+    gpu_key: str
+    rate: float  # requests per second
+    prompt: int  # tokens
+    output: int  # tokens
+    ttft_slo_s: float
+    tpot_slo_s: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    workload: Workload
+    gpu_name: str
+    model_name: str
+    gpus: int
+    prefill_s: float  # a request's prefill floor
+    prefill_share: float  # rho: the share of each GPU's time spent on prefills
+    fit: int  # sequences whose KV cache fits (at prompt + output tokens)
+    batch: int  # sequences decoding together on one GPU
+    step_s: float  # that batch's decode step bound
+    tpot_s: float  # step / (1 - rho)
+    ttft_s: float  # one step's wait plus the prefill
+
+
+def _on(w: Workload, gpus: int) -> Plan:
+    """The workload spread over `gpus` GPUs (conditions not checked)."""
+    model = load_model(w.model_key)
+    gpu = load_gpus()[w.gpu_key]
+    fmt = checkpoint_format(model)
+    context = w.prompt + w.output  # the longest context a sequence reaches: the slowest step
+    rate = w.rate / gpus
+    prefill_s = ttft_bound(gpu, model, w.prompt, fmt).seconds
+    rho = rate * prefill_s
+    fit = max_batch(gpu, model, fmt, context)
+    batch, tpot_s, step_s = 1, math.inf, math.inf
+    for _ in range(100):  # B grows with TPOT and TPOT with B: iterate to the fixed point
+        step_s = step(gpu, model, fmt, context, batch).tpot_s
+        tpot_s = step_s / (1 - rho) if rho < 1 else math.inf
+        grown = max(1, math.ceil(rate * (w.output - 1) * tpot_s)) if tpot_s < math.inf else fit + 1
+        if grown == batch or grown > fit:
+            batch = grown
+            break
+        batch = grown
+    return Plan(
+        w,
+        gpu.name,
+        model.name,
+        gpus,
+        prefill_s,
+        rho,
+        fit,
+        batch,
+        step_s,
+        tpot_s,
+        step_s + prefill_s,
+    )
+
+
+def meets(p: Plan) -> bool:
+    w = p.workload
+    return (
+        p.prefill_share <= UTILIZATION
+        and p.batch <= p.fit
+        and p.tpot_s <= w.tpot_slo_s
+        and p.ttft_s <= w.ttft_slo_s
+    )
+
+
+def plan(w: Workload) -> Plan:
+    """The fewest GPUs that meet every condition."""
+    for gpus in range(1, MAX_GPUS + 1):
+        if meets(p := _on(w, gpus)):
+            return p
+    raise ValueError(f"{w}: no count up to {MAX_GPUS} GPUs meets the targets")
+
+
+QUESTIONS = {
+    "q1": Workload("qwen2.5-7b-instruct", "rtx_4090", 20, 1000, 200, 1.0, 0.05),
+    "q2": Workload("qwen2.5-7b-instruct", "h100_sxm", 100, 1000, 200, 1.0, 0.05),
+    "q3": Workload("llama-3.1-8b-instruct", "a100_80gb_sxm", 5, 8000, 500, 2.0, 0.04),
+}
+
+
+def main() -> None:
+    for key, w in QUESTIONS.items():
+        p = plan(w)
+        print(
+            f"{key}: {p.model_name} on {p.gpu_name}, {w.rate:g} req/s, "
+            f"{w.prompt}+{w.output} tokens -> {p.gpus} GPUs\n"
+            f"  per GPU: prefill {p.prefill_s * 1e3:.0f} ms, {p.prefill_share:.0%} of its time; "
+            f"batch {p.batch} (fit {p.fit}), step {p.step_s * 1e3:.1f} ms\n"
+            f"  TTFT >= {p.ttft_s * 1e3:.0f} ms (target {w.ttft_slo_s * 1e3:.0f}), "
+            f"TPOT >= {p.tpot_s * 1e3:.1f} ms (target {w.tpot_slo_s * 1e3:.0f})"
+        )
+        if p.gpus > 1:
+            fewer = _on(w, p.gpus - 1)
+            if fewer.prefill_share >= 1:  # the prefills alone would take more than the GPU
+                print(f"  with {p.gpus - 1}: prefills alone need {fewer.prefill_share:.0%}")
+                continue
+            print(
+                f"  with {p.gpus - 1}: prefill share {fewer.prefill_share:.0%}, "
+                f"batch {fewer.batch} (fit {fewer.fit}), TPOT >= {fewer.tpot_s * 1e3:.1f} ms"
+            )
+
+
+if __name__ == "__main__":
+    main()

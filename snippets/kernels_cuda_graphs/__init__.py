@@ -1,0 +1,1 @@
+"""Attention kernels and CUDA graphs: what FlashAttention saves, what launching kernels costs."""

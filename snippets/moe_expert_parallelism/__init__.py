@@ -1,0 +1,1 @@
+"""Lesson: mixture-of-experts decoders and expert parallelism."""

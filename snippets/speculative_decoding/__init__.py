@@ -1,0 +1,1 @@
+"""Speculative decoding: the verification bound, acceptance, speed-up against batch size."""

@@ -1,0 +1,1 @@
+"""Lesson: tensor parallelism, pipeline parallelism and data-parallel replicas."""

@@ -1,0 +1,62 @@
+"""The learning map and each lesson's "before this / after this" links, from docs/lessons.yml."""
+
+import re
+
+import pytest
+
+from conftest import COURSE, DOCS, built_html
+from coursesite import learning_map
+from coursesite.manifest import CourseError, read_course
+from stage_inputs import a_build, a_page
+
+MANIFEST_HEAD = """section: {zh: 课程, en: Lessons}
+parts:
+  - {key: p, zh: 部分, en: Part}
+lessons:
+"""
+
+
+def _lesson(slug: str, needs: str) -> str:
+    return (
+        f"  - {{slug: {slug}, part: p, zh: {slug}, en: {slug}, learn_zh: x, learn_en: x"
+        f", needs: {needs}}}\n"
+    )
+
+
+def test_a_need_that_is_not_an_earlier_lesson_fails_naming_it(tmp_path):
+    manifest = tmp_path / "lessons.yml"
+    manifest.write_text(MANIFEST_HEAD + _lesson("a", "[b]") + _lesson("b", "[]"), encoding="utf-8")
+    with pytest.raises(CourseError, match=r"lesson 'a' needs b"):
+        read_course(manifest)
+    manifest.write_text(MANIFEST_HEAD + _lesson("a", "[]") + _lesson("b", "[a]"), encoding="utf-8")
+    assert read_course(manifest).lessons[1].needs == ("a",)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_map_lists_every_lesson_under_its_part_with_its_needs(lang):
+    text = learning_map.learning_map(COURSE, lang)
+    for lesson in COURSE.lessons:
+        row = next(r for r in text.splitlines() if f"[{lesson.title(lang)}]({lesson.page})" in r)
+        needed = re.findall(r"\]\(([^)]+)\)", row)[1:]
+        assert needed == [n.page for n in learning_map.needs_of(COURSE, lesson)], lesson.slug
+    marked = learning_map.fill_map(
+        f"x\n{learning_map.MAP_MARKER}\n", a_page("index.md", ""), a_build(course=COURSE)
+    )
+    assert learning_map.MAP_MARKER not in marked and "**Part" in marked
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_lesson_page_links_before_and_after_it(built_site, lang):
+    order = list(COURSE.lessons)
+    for at, lesson in enumerate(order):
+        if lesson.notebook:
+            continue
+        page = built_html(built_site.site, DOCS / lesson.page, lang).read_text(encoding="utf-8")
+        headers = re.findall(r'<p class="lesson-meta">(.*?)</p>', page, re.S)
+        assert len(headers) == 2, f"{lesson.slug} ({lang}): no before/after paragraph"
+        links = re.findall(r'href="([^"#]+)"', headers[1])
+        expected = [*lesson.needs]
+        expected += [order[at - 1].slug] if at else []
+        expected += [order[at + 1].slug] if at + 1 < len(order) else []
+        expected += [n.slug for n in learning_map.needed_by(COURSE, lesson)]
+        assert [link.rstrip("/").split("/")[-1] for link in links] == expected, lesson.slug

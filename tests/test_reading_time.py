@@ -1,0 +1,85 @@
+"""Each lesson states its reading time, computed from its own text (coursesite.reading)."""
+
+import html
+import re
+
+import pytest
+
+from conftest import COURSE, DOCS, built_html, english_sibling, lesson_pages
+from coursesite import reading
+from coursesite.reading import lesson_reading_time, reading_time
+from stage_inputs import a_build, a_page
+
+
+def test_the_rates_turn_characters_and_words_into_minutes():
+    chinese = "字" * (2 * reading.CHINESE_CHARACTERS_PER_MINUTE)
+    assert reading_time(chinese, "zh").minutes == 2
+    english = " ".join(["word"] * (3 * reading.WORDS_PER_MINUTE))
+    assert reading_time(english, "en").minutes == 3
+    # a Chinese page's Latin words are read at the English rate, and add up with the characters
+    mixed = chinese + " " + " ".join(["KV"] * reading.WORDS_PER_MINUTE)
+    assert reading_time(mixed, "zh").minutes == 3
+
+
+def test_code_folded_blocks_and_display_math_are_not_counted():
+    prose = " ".join(["word"] * 100)
+    page = "\n".join(
+        [
+            "# Title {#top}",
+            prose,
+            '```python exec="on"',
+            *["x = 1 + 2 + 3 + 4"] * 500,
+            "```",
+            '??? question "A folded question with words in it"',
+            *["    answer " * 50] * 20,
+            "",
+            "$$",
+            "a + b + c",
+            "$$",
+            "[link text](../some/where.md#anchor)",
+        ]
+    )
+    assert reading_time(page, "en").words == 1 + 100 + 2
+
+
+def test_the_stage_puts_the_line_under_a_lessons_title_only():
+    build = a_build(course=COURSE)
+    lesson = COURSE.lessons[0]
+    source = "# Title\n\nBaseline line\n\n## 1 · x {#intuition}\n"
+    out = reading.state_time(source, a_page(lesson.english_page, "en/x/"), build)
+    assert out.splitlines()[:4] == [
+        "# Title",
+        "",
+        reading_time(source, "en").line("en"),
+        reading.META,
+    ]
+    assert reading.state_time(source, a_page("about.md", "about/"), build) == source
+
+
+def _visible(page_html: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", page_html))
+
+
+@pytest.mark.parametrize("page", lesson_pages(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_lesson_page_states_the_reading_time_of_its_text(built_site, page, lang):
+    source = page if lang == "zh" else english_sibling(page)
+    expected = reading_time(source.read_text(encoding="utf-8"), lang).line(lang)
+    built = built_html(built_site.site, page, lang).read_text(encoding="utf-8")
+    header = re.search(r'<p class="lesson-meta">(.*?)</p>', built, re.S)
+    assert header, f"{source.relative_to(DOCS)}: no reading time under the title"
+    assert _visible(header.group(1)) == expected
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_home_table_has_each_lessons_reading_time(built_site, lang):
+    home = (built_site.site / ("en/" if lang == "en" else "") / "index.html").read_text(
+        encoding="utf-8"
+    )
+    home = home[home.index('id="lessons"') :]
+    unit = "分钟" if lang == "zh" else "min"
+    for lesson in COURSE.lessons:
+        minutes = lesson_reading_time(lesson, lang, DOCS).minutes
+        rows = [r for r in home.split("<tr>") if f'/{lesson.slug}/"' in r.split("</tr>")[0]]
+        assert rows, f"{lesson.slug}: no row in the {lang} home table"
+        assert f"<td>{minutes} {unit}</td>" in rows[0].split("</tr>")[0], lesson.slug
