@@ -48,6 +48,18 @@ TAUGHT: dict[tuple[str, str], tuple[set[str], str]] = {
         {"StreamedRequest", "goodput", "meets_slos", "percentile", "summarize"},
         "the metrics as vllm bench serve defines them, applied to the simulated requests",
     ),
+    ("capacity_planning", "latency_metrics.published"): (
+        {"bound_per_token_s"},
+        "the published batch-1 measurement set against its floor: the plan's measured share",
+    ),
+    ("capacity_planning", "load_testing.cost"): (
+        {"load_prices", "usd_per_million_tokens"},
+        "the price table and cost per million tokens, applied to the plan's GPUs",
+    ),
+    ("capacity_planning", "continuous_batching.simulate"): (
+        {"Hardware", "request_stream", "simulate"},
+        "the continuous-batching simulator, run with a plan's step times for its load ceiling",
+    ),
     ("playground", "roofline.chart"): ({"chart"}, "the roofline chart, for the reader's choice"),
     ("speculative_decoding", "batched_decode.batch_bound"): (
         {"CONTEXT", "configurations", "max_batch"},
