@@ -31,6 +31,7 @@ from pathlib import Path
 
 from core.formats import BF16, resident_weight_bytes
 from core.models import ModelSpec, kv_bytes_per_token, load_model, params
+from labkit import PreflightError, cpu_name, device_slug  # no vLLM or torch at import
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -40,13 +41,6 @@ GiB = 2**30
 # activations, the logits and the allocator's slack on top of weights + KV cache: generous on
 # purpose, the pre-flight would rather refuse than let the process be killed half-way
 WORKSPACE_BYTES = GiB // 2
-
-
-class PreflightError(SystemExit):
-    """Printed without a traceback; exit status 1."""
-
-    def __init__(self, problem: str, fix: str) -> None:
-        super().__init__(f"pre-flight: {problem}\n  fix: {fix}")
 
 
 @dataclass(frozen=True)
@@ -178,20 +172,6 @@ def measure(plan: Plan) -> list[Timing]:
     return rows
 
 
-def cpu_name() -> str:
-    for line in (
-        Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []
-    ):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-def slug(text: str) -> str:
-    words = "".join(c if c.isalnum() else " " for c in text.lower()).split()
-    return "_".join(w for w in words if w not in {"nvidia", "geforce", "processor"}) or "unknown"
-
-
 def device_record(device: str) -> dict:
     """What the run ran on, as exactly as the machine tells it."""
     import torch
@@ -202,7 +182,7 @@ def device_record(device: str) -> dict:
         return {
             "kind": "cuda",
             "name": name,
-            "slug": slug(name),
+            "slug": device_slug(name),
             "cores": None,
             "memory_bytes": total,
             "cuda": torch.version.cuda,
@@ -214,7 +194,7 @@ def device_record(device: str) -> dict:
     return {
         "kind": "cpu",
         "name": name,
-        "slug": f"cpu_{cores}vcpu_{slug(name)}"[:60],
+        "slug": f"cpu_{cores}vcpu_{device_slug(name)}"[:60],
         "cores": cores,
         "memory_bytes": memory,
         "cuda": None,
