@@ -159,7 +159,7 @@ def simulate(policy: str, stream: Stream, hw: Hardware, slots: int = SLOTS) -> R
             t = max(t, arrivals[next_arrival]) if next_arrival < n else t
             continue
         # context of a sequence: its prompt plus the tokens generated before this step's input
-        context = sum(stream.prompt_tokens + done[r] - 1 for r in running)
+        context = len(running) * (stream.prompt_tokens - 1) + sum(map(done.__getitem__, running))
         step_s = hw.decode_s(len(running), context)
         t += step_s
         busy_s += step_s

@@ -2,6 +2,7 @@
 
 import tomllib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 LINKS_FILE = Path(__file__).resolve().parent / "links.toml"
@@ -60,6 +61,7 @@ def load_links(path: Path = LINKS_FILE) -> dict[str, Link]:
     return {key: _link(key, row, path) for key, row in table.items()}
 
 
+@cache  # a plan asks at every batch size it tries; the file does not change during a run
 def load_link(key: str) -> Link:
     links = load_links()
     if key not in links:
