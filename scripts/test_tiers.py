@@ -12,6 +12,11 @@ Tiers, in this order whatever the order given:
   browser  tests/browser/: one Chromium and one server for the whole tier
   labs     the lab smoke files, tests/test_labs_smoke*.py (vLLM on CPU; minutes)
 
+The browser and labs tiers run side by side when both are asked for: each is mostly one busy
+thread at a time (Chromium's renderer; vLLM's imports and engine start-up on a CPU), so on two
+cores they overlap instead of queueing. Each one's output is printed whole when it ends, and the
+table's total is the wall-clock time of the run, not the sum of the tiers.
+
 Every tier runs even when an earlier one failed, except after a failed setup or build (the rest
 need them); the exit status is 1 when any tier failed. Standard library only: it runs with the
 Python that creates .venv.
@@ -32,6 +37,7 @@ BROWSER_TESTS = "tests/browser"
 LABS_SMOKE_FILES = "tests/test_labs_smoke*.py"  # one file per lab today, or one parametrized file
 TIERS = ("setup", "build", "lint", "tests", "browser", "labs")
 NEEDED_BY_THE_REST = {"setup", "build"}
+SIDE_BY_SIDE = ("browser", "labs")  # run at the same time when both are asked for
 
 
 @dataclass(frozen=True)
@@ -101,14 +107,44 @@ def run_tier(tier: str, tiers: list[str]) -> TierResult:
     return TierResult(tier, time.monotonic() - start, passed)
 
 
+def run_side_by_side(names: list[str], tiers: list[str]) -> list[TierResult]:
+    """Tiers that each run one command, started together; each one's output is kept in
+    .cache/tier-<name>.txt and printed whole when it ends, so the two never interleave."""
+    start = time.monotonic()
+    running = {}
+    for name in names:
+        [command] = commands(name, tiers)
+        log = ROOT / ".cache" / f"tier-{name}.txt"
+        log.parent.mkdir(exist_ok=True)
+        with log.open("w", encoding="utf-8") as out:
+            print(f"$ {' '.join(command)}  (side by side with the other tier)", flush=True)
+            proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        running[name] = (proc, log)
+    results = {}
+    while running:
+        for name, (proc, log) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            del running[name]
+            results[name] = TierResult(name, time.monotonic() - start, proc.returncode == 0)
+            print(f"\n===== tier: {name} =====", flush=True)
+            sys.stdout.write(log.read_text(encoding="utf-8", errors="replace"))
+            sys.stdout.flush()
+        time.sleep(1)
+    return [results[name] for name in names]
+
+
 def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
 
 
-def table(results: list[TierResult], skipped: list[str]) -> str:
+def table(results: list[TierResult], skipped: list[str], wall: float | None = None) -> str:
+    """A row per tier and the total: `wall` (the run's own clock) when tiers overlapped, else
+    the sum of the tiers."""
     rows = [(r.name, minutes(r.seconds), "passed" if r.passed else "FAILED") for r in results]
     rows += [(name, "-", "not run") for name in skipped]
-    rows.append(("total", minutes(sum(r.seconds for r in results)), ""))
+    total = wall if wall is not None else sum(r.seconds for r in results)
+    rows.append(("total", minutes(total), "wall clock" if wall is not None else ""))
     width = max(len(name) for name, _, _ in rows)
     lines = [f"{'tier':<{width}}  {'m:ss':>7}  result", "-" * (width + 17)]
     lines += [f"{name:<{width}}  {time_:>7}  {result}".rstrip() for name, time_, result in rows]
@@ -125,13 +161,22 @@ def main(argv: list[str]) -> int:
     if "build" in tiers:  # the tests read this run's build instead of making their own
         os.environ["COURSE_BUILT_SITE"] = str(SITE)  # tests/conftest.py, built_site
         os.environ["COURSE_BUILD_OUTPUT"] = str(BUILD_OUTPUT)
+    together = [t for t in SIDE_BY_SIDE if t in tiers and commands(t, tiers)]
+    started = time.monotonic()
     results: list[TierResult] = []
     for tier in tiers:
+        if tier in together[1:]:
+            continue  # ran with together[0]
+        if tier in together and len(together) > 1:
+            results += run_side_by_side(together, tiers)
+            continue
         results.append(run_tier(tier, tiers))
         if tier in NEEDED_BY_THE_REST and not results[-1].passed:
             break
-    skipped = tiers[len(results) :]
-    print("\n===== time per tier =====\n" + table(results, skipped), flush=True)
+    ran = {r.name for r in results}
+    skipped = [t for t in tiers if t not in ran]
+    wall = time.monotonic() - started if len(together) > 1 and not skipped else None
+    print("\n===== time per tier =====\n" + table(results, skipped, wall), flush=True)
     return 0 if all(r.passed for r in results) and not skipped else 1
 
 

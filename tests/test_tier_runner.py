@@ -3,6 +3,8 @@ lab smoke tests are found by file name, and the closing table adds up."""
 
 import importlib.util
 import re
+import sys
+import time
 
 import pytest
 
@@ -82,3 +84,33 @@ def test_the_table_lists_each_tier_and_the_total():
     assert lines[3].split() == ["tests", "1:01.5", "FAILED"]
     assert lines[4].split(maxsplit=2) == ["browser", "-", "not run"]
     assert lines[5].split() == ["total", "2:16.5"]
+
+
+def test_the_browser_and_labs_tiers_run_side_by_side_and_their_outputs_do_not_interleave(
+    monkeypatch, capsys
+):
+    slow = "import time; print('slow starts'); time.sleep(1.5); print('slow ends')"
+    fast = "import sys; print('fast says hi'); sys.exit(3)"
+    scripts = {"browser": slow, "labs": fast}
+    monkeypatch.setattr(
+        test_tiers, "commands", lambda tier, _: [[sys.executable, "-c", scripts[tier]]]
+    )
+    started = time.monotonic()
+    results = test_tiers.run_side_by_side(["browser", "labs"], ["browser", "labs"])
+    wall = time.monotonic() - started
+    assert [(r.name, r.passed) for r in results] == [("browser", True), ("labs", False)]
+    assert results[1].seconds < results[0].seconds <= wall  # labs ended first, on its own clock
+    out = capsys.readouterr().out.split("===== tier: ")
+    # each tier's output comes whole, under its own heading, in the order the tiers ended
+    assert [part.split(" =====")[0] for part in out[1:]] == ["labs", "browser"]
+    assert "fast says hi" in out[1] and "slow" not in out[1]
+    assert "slow starts\nslow ends" in out[2] and "fast" not in out[2]
+
+
+def test_the_total_is_the_wall_clock_when_tiers_overlapped():
+    results = [
+        test_tiers.TierResult("browser", 300.0, True),
+        test_tiers.TierResult("labs", 360.0, True),
+    ]
+    last = test_tiers.table(results, [], wall=365.0).splitlines()[-1]
+    assert last.split() == ["total", "6:05.0", "wall", "clock"]
