@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
 from conftest import (
     DOCS,
@@ -21,6 +20,7 @@ from conftest import (
     english_sibling,
     lesson_pages,
 )
+from executed import build_output
 from markdown_source import expand_snippets, read_page
 
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
@@ -48,7 +48,7 @@ def visible_text(html: str) -> str:
 def rendered_pieces(block) -> list[str]:
     """What an executed block without `result=` must put on the page: its HTML as printed, or the
     text of its printed Markdown (each table cell, each other line)."""
-    output = _run_python(expand_snippets(block.body, SNIPPET_BASES), id=block.block_id)
+    output = build_output(expand_snippets(block.body, SNIPPET_BASES), block.block_id)
     if block.options.get("html"):
         return [output.strip()]
     pieces = []

@@ -7,9 +7,9 @@ Accept intended changes with `make snapshots` (pytest --snapshot-update), then r
 import importlib
 
 import pytest
-from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
 from conftest import DOCS, ROOT, chinese_pages, english_sibling
+from executed import build_output
 from markdown_source import expand_snippets, read_page
 
 SNIPPET_BASES = [ROOT / "snippets", ROOT / "labs"]
@@ -43,7 +43,7 @@ def test_the_site_executes_at_least_one_block():
 def test_executed_output_matches_snapshot(path, block, snapshot, monkeypatch):
     monkeypatch.chdir(ROOT)  # markdown-exec runs blocks in mkdocs' working directory
     code = expand_snippets(block.body, SNIPPET_BASES)
-    output = _run_python(code, id=block.block_id)
+    output = build_output(code, block.block_id)
     assert output == snapshot, (
         f"executed output changed: docs/{path.relative_to(DOCS)} block {block.block_id!r} "
         "(run `make snapshots` if intended)"

@@ -10,16 +10,15 @@ import functools
 import json
 import os
 import re
-from contextlib import chdir
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
 from conftest import DOCS, ROOT, run_mkdocs_build
 from coursesite.mermaid_svg import CHROMIUM
+from executed import build_output
 from markdown_source import expand_snippets, read_page
 from serve_site import DEFAULT_SITE_URL, page_paths
 from test_build_failures import make_site
@@ -280,8 +279,7 @@ def test_markdown_copies_hold_the_computed_values_and_executed_output(pages, bui
             if "result" not in block.options:
                 continue
             checked_blocks += 1
-            with chdir(ROOT):
-                output = _run_python(expand_snippets(block.body, SNIPPET_BASES), id=block.block_id)
+            output = build_output(expand_snippets(block.body, SNIPPET_BASES), block.block_id)
             line = next((ln.strip() for ln in output.splitlines() if ln.strip()), "")
             if line not in copy:
                 found.append(f"{path}: output of block {block.block_id!r} missing: {line!r}")

@@ -6,13 +6,12 @@ offending page with the offending request or element.
 
 import re
 from collections.abc import Callable, Iterable
-from contextlib import chdir
 from pathlib import Path
 
 import pytest
-from markdown_exec._internal.formatters.python import _run_python  # what the build calls per block
 
 from conftest import DOCS, ROOT
+from executed import build_output
 from markdown_source import expand_snippets, read_page
 
 from .pagecheck import (
@@ -102,8 +101,7 @@ def source_page(path: str) -> Path | None:
 
 
 def first_output_line(code: str, block_id: str | None) -> str:
-    with chdir(ROOT):  # markdown-exec runs blocks in mkdocs' working directory
-        output = _run_python(expand_snippets(code, SNIPPET_BASES), id=block_id)
+    output = build_output(expand_snippets(code, SNIPPET_BASES), block_id)
     return next((line.strip() for line in output.splitlines() if line.strip()), "")
 
 

@@ -16,6 +16,7 @@ from markdown_exec._internal.formatters.base import ExecutionError
 from markdown_exec._internal.formatters.python import _run_python
 from playwright.sync_api import Locator, Page
 
+import executed
 from conftest import ROOT
 from serve_site import DESKTOP, PHONE
 
@@ -30,8 +31,7 @@ RUN_TIMEOUT_MS = 30_000
 
 def build_output(code: str) -> str:
     """What markdown-exec prints for `code` (the build runs blocks from the repository root)."""
-    with chdir(ROOT):
-        return _run_python(code, id=BLOCK)
+    return executed.build_output(code, BLOCK)
 
 
 def build_error(code: str) -> str:
@@ -228,11 +228,13 @@ def test_every_block_prints_in_the_browser_what_the_build_printed(browser, site_
     ]
     assert len(pages) >= 4, "few pages with runnable blocks: is discovery broken?"
     checked, found = 0, []
-    for html in pages:
-        path = "".join(f"{part}/" for part in html.parent.relative_to(built_site.site).parts)
-        context = browser.new_context(viewport=DESKTOP)
-        page = context.new_page()
-        try:
+    # one tab for every page, as a reader moving through the course: a fresh context would start
+    # with an empty cache and fetch Pyodide's files again for each page
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    try:
+        for html in pages:
+            path = "".join(f"{part}/" for part in html.parent.relative_to(built_site.site).parts)
             page.goto(site_url + path)
             # blocks with a button; a numpy simulator's block carries a note instead
             blocks = page.locator(".run-block").filter(has=page.locator(".run-in-browser"))
@@ -243,14 +245,13 @@ def test_every_block_prints_in_the_browser_what_the_build_printed(browser, site_
                 # what this test checks is the output; the seed test above clicks as a reader
                 printed = run_and_wait(page, block, FIRST_RUN_TIMEOUT_MS, pointer=False)
                 code = (built_site.site / "assets" / "run" / name).read_text(encoding="utf-8")
-                with chdir(ROOT):
-                    expected = _run_python(code, id=block_id)
+                expected = executed.build_output(code, block_id)
                 checked += 1
                 if printed != expected:
                     found.append(
                         f"/{path} block {block_id!r}: {printed[:120]!r} != {expected[:120]!r}"
                     )
-        finally:
-            context.close()
+    finally:
+        context.close()
     assert checked >= 10
     assert found == [], "\n".join(found)
