@@ -127,20 +127,23 @@ def simulate(policy: str, stream: Stream, hw: Hardware, slots: int = SLOTS) -> R
     # plain Python numbers in the step loop: indexing numpy arrays one element at a time is slow
     arrivals, outputs = stream.arrivals_s.tolist(), stream.outputs.tolist()
     first, finish = [np.nan] * n, [np.nan] * n
-    done = [0] * n  # tokens generated so far
     t, next_arrival = 0.0, 0
     queue: list[int] = []
-    batch: list[int] = []  # requests holding a slot (static: until the whole batch finishes)
+    # The requests holding a slot that still generate (static: the batch is refilled only once
+    # all are done). A request admitted after decode step S with m tokens to make ends at decode
+    # step S + m - 1, so the loop keeps, per step, who ends there, and the sum of the running
+    # requests' tokens so far (the context): a step costs the same at any batch size.
+    running = 0
+    ending_at: dict[int, list[int]] = {}
+    tokens_so_far = 0  # over the running requests
     busy = steps = 0
     prefill_s = busy_s = 0.0
-    while next_arrival < n or queue or batch:
+    while next_arrival < n or queue or running:
         while next_arrival < n and arrivals[next_arrival] <= t:
             queue.append(next_arrival)
             next_arrival += 1
-        running = [r for r in batch if done[r] < outputs[r]]
         if policy == "continuous" or not running:
-            batch = running  # static: only an empty batch is refilled
-            admit = queue[: slots - len(batch)]
+            admit = queue[: slots - running]
             del queue[: len(admit)]
             if admit:
                 step_s = hw.prefill_s(stream.prompt_tokens, len(admit))
@@ -148,27 +151,29 @@ def simulate(policy: str, stream: Stream, hw: Hardware, slots: int = SLOTS) -> R
                 prefill_s += step_s
                 busy_s += step_s
                 for r in admit:
-                    first[r], done[r] = t, 1
+                    first[r] = t  # the prefill makes the first token
                     if outputs[r] == 1:
                         finish[r] = t
-                batch += admit
+                        continue
+                    ending_at.setdefault(steps + outputs[r] - 1, []).append(r)
+                    running += 1
+                    tokens_so_far += 1
                 continue
-        running = [r for r in batch if done[r] < outputs[r]]
         if not running:  # nothing to run: wait for the next request
-            batch = []
             t = max(t, arrivals[next_arrival]) if next_arrival < n else t
             continue
         # context of a sequence: its prompt plus the tokens generated before this step's input
-        context = len(running) * (stream.prompt_tokens - 1) + sum(map(done.__getitem__, running))
-        step_s = hw.decode_s(len(running), context)
+        context = running * (stream.prompt_tokens - 1) + tokens_so_far
+        step_s = hw.decode_s(running, context)
         t += step_s
         busy_s += step_s
-        for r in running:
-            done[r] += 1
-            if done[r] == outputs[r]:
-                finish[r] = t
-        busy += len(running)
+        busy += running
         steps += 1
+        tokens_so_far += running
+        for r in ending_at.pop(steps, ()):
+            finish[r] = t
+            running -= 1
+            tokens_so_far -= outputs[r]
     return Result(policy, np.array(first), np.array(finish), busy, steps, slots, prefill_s, busy_s)
 
 
