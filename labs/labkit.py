@@ -369,9 +369,9 @@ def first_visible_device(cuda_visible_devices: str | None) -> str | None:
     return first or None
 
 
-def probe_gpu() -> GpuInfo | None:
-    """The first visible GPU, through NVML only: no CUDA context in this process (vLLM's engine
-    process makes its own). None without NVML, a driver or that device."""
+def read_nvml(read: Callable):
+    """read(pynvml, handle) on the first visible GPU, through NVML only: no CUDA context in this
+    process (vLLM's engine process makes its own). None without NVML, a driver or that device."""
     first = first_visible_device(os.environ.get("CUDA_VISIBLE_DEVICES"))
     if first is None:
         return None
@@ -386,20 +386,37 @@ def probe_gpu() -> GpuInfo | None:
             handle = pynvml.nvmlDeviceGetHandleByIndex(int(first))
         else:
             handle = pynvml.nvmlDeviceGetHandleByUUID(first)
-        memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
-        as_text = lambda v: v.decode() if isinstance(v, bytes) else v  # noqa: E731
-        return GpuInfo(
-            name=as_text(pynvml.nvmlDeviceGetName(handle)),
-            total_bytes=memory.total,
-            free_bytes=memory.free,
-            driver=as_text(pynvml.nvmlSystemGetDriverVersion()),
-            cuda_driver=pynvml.nvmlSystemGetCudaDriverVersion(),
-        )
+        return read(pynvml, handle)
     except Exception:  # no such device (a wrong index or UUID), or NVML failed
         return None
     finally:
         with contextlib.suppress(Exception):
             pynvml.nvmlShutdown()
+
+
+def _gpu_info(pynvml, handle) -> GpuInfo:
+    memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
+    as_text = lambda v: v.decode() if isinstance(v, bytes) else v  # noqa: E731
+    return GpuInfo(
+        name=as_text(pynvml.nvmlDeviceGetName(handle)),
+        total_bytes=memory.total,
+        free_bytes=memory.free,
+        driver=as_text(pynvml.nvmlSystemGetDriverVersion()),
+        cuda_driver=pynvml.nvmlSystemGetCudaDriverVersion(),
+    )
+
+
+def probe_gpu() -> GpuInfo | None:
+    """The first visible GPU's name, memory and driver (NVML only); None without one."""
+    return read_nvml(_gpu_info)
+
+
+def probe_compute_capability() -> tuple[int, int] | None:
+    """The first visible GPU's compute capability, e.g. (8, 9) on an RTX 4090 (NVML only): which
+    kernels vLLM picks (FP8 W8A8 from 8.9, FlashAttention 3 on 9.0). None without a GPU."""
+    return read_nvml(
+        lambda pynvml, handle: tuple(map(int, pynvml.nvmlDeviceGetCudaComputeCapability(handle)))
+    )
 
 
 def preflight(spec: LabModel, max_model_len: int, longest_request: int, utilization: float) -> str:

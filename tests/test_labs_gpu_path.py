@@ -392,13 +392,16 @@ def engine_starts() -> dict[str, int]:
     batching = lab_script("continuous_batching/max_num_seqs.py")
     capacity = lab_script("paged_attention/kv_capacity.py")
     chunked = lab_script("chunked_prefill/long_prompt.py")
+    formats = lab_script("weight_quantization/formats.py")
+    kv_fp8 = lab_script("kv_quantization_long_context/kv_fp8.py")
     default_blocks = capacity.block_list("auto,32")  # kv_capacity's --block-sizes default
     return {
         "phases": 1, "sweep": 1, "batch_sweep": 1, "max_num_seqs": len(batching.VALUES),
         "kv_capacity": len(capacity.GPU_KV_BYTES) * len(default_blocks)
         + len(capacity.UTILIZATIONS),
         "prefix_cache": 1, "kv_connector": 2, "chunked_prefill": len(chunked.VALUES) + 1,
-        "load_test": 1,
+        "load_test": 1, "weight_formats": len(formats.LAB_FORMATS),
+        "kv_fp8": len(kv_fp8.LAB_DTYPES),
     }  # fmt: skip
 
 

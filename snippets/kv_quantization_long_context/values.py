@@ -22,6 +22,13 @@ from core.long_context import (
 )
 from core.models import kv_bytes_per_token, load_model
 from core.roofline import critical_batch, tpot_bound, ttft_bound
+from kv_quantization_long_context.lab_floors import (
+    LAB_CONTEXTS,
+    LAB_DTYPES,
+    LAB_MODEL,
+    LAB_NEW_TOKENS,
+    tpot_floor_s,
+)
 from kv_quantization_long_context.long_context import (
     AWQ_MODEL,
     BATCH,
@@ -55,7 +62,17 @@ def values() -> dict[str, str]:
     b_rtx_fp8 = critical_batch(rtx, awq, BSTAR_CONTEXT, f_awq, kv_bytes=fp8)
     prefill_long_s = ttft_bound(rtx, qwen, LONG).seconds
     llama = load_model(QUIZ_MODEL)
-    return {
+    lab_model = load_model(LAB_MODEL)
+    lab = {  # the lab's floors on the RTX 4090 (labs/kv_quantization_long_context/kv_fp8.py)
+        f"kvq_lab_{d}_{i}_ms": f"{tpot_floor_s(rtx, lab_model, s, d) * 1e3:.2f}"
+        for d in LAB_DTYPES
+        for i, s in enumerate(LAB_CONTEXTS)
+    }
+    lab |= {f"kvq_lab_context_{i}": f"{s:,}" for i, s in enumerate(LAB_CONTEXTS)}
+    lab["kvq_lab_new_tokens"] = f"{LAB_NEW_TOKENS}"
+    lab["kvq_lab_shortest"] = f"{min(LAB_CONTEXTS):,}"
+    lab["kvq_lab_longest"] = f"{max(LAB_CONTEXTS):,}"
+    return lab | {
         "kvq_model": qwen.name,
         "kvq_rtx": rtx.name,
         "kvq_h100": h100.name,

@@ -18,6 +18,14 @@ from core.quantization import (
 )
 from weight_quantization.accuracy import QWEN2_7B, QWEN25_7B_FP8
 from weight_quantization.format_bounds import CONTEXT, MODEL, PROMPT
+from weight_quantization.lab_floors import (
+    LAB_BATCHES,
+    LAB_DECODE_PROMPT,
+    LAB_FORMATS,
+    LAB_NEW_TOKENS,
+    tpot_floor_s,
+    ttft_floor_s,
+)
 
 TRANSFER_MODEL = "qwen2.5-72b-instruct"  # the self-test's transfer question
 TRY_CONTEXT = 256  # the first exercise: a context short enough for W8A8 to get a critical batch
@@ -113,6 +121,16 @@ def values() -> dict[str, str]:
         "wq_fp8_acc_bf16": f"{QWEN25_7B_FP8.scores['BF16'][0]:.2f}",
         "wq_fp8_acc_fp8": f"{QWEN25_7B_FP8.scores['FP8 dynamic'][0]:.2f}",
     }
+    # the lab's floors on the RTX 4090 (labs/weight_quantization/formats.py)
+    v["wq_lab_decode_prompt"] = f"{LAB_DECODE_PROMPT:,}"
+    v["wq_lab_new_tokens"] = f"{LAB_NEW_TOKENS:,}"
+    v["wq_lab_batched_tokens"] = f"{max(LAB_BATCHES) * LAB_DECODE_PROMPT:,}"
+    for i, b in enumerate(LAB_BATCHES):
+        v[f"wq_lab_batch_{i}"] = f"{b}"
+    for key in LAB_FORMATS:
+        for i, b in enumerate(LAB_BATCHES):
+            v[f"wq_lab_{key}_tpot_{i}_ms"] = f"{tpot_floor_s(rtx, qwen, key, b) * 1e3:.2f}"
+        v[f"wq_lab_{key}_ttft_ms"] = f"{ttft_floor_s(rtx, qwen, key) * 1e3:.1f}"
     base = QWEN2_7B.scores["BF16"]
 
     def drops(fmt: str) -> list[float]:
