@@ -181,7 +181,6 @@ def main() -> None:
     spec, moe = resolve_moe(opts.model, opts.dummy, opts.config)
     longest = opts.prompt_tokens + opts.new_tokens
     max_model_len = opts.max_model_len or longest
-    lab.check_lengths(max_model_len, longest, None)
     backend = lab.preflight(spec, max_model_len, longest, opts.gpu_memory_utilization)
     if backend == "cuda":
         check_gpu_fits(moe, opts.gpu_memory_utilization, max_model_len, longest, max(opts.batches))
