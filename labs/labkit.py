@@ -21,6 +21,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -66,6 +67,18 @@ class PreflightError(SystemExit):
 
     def __init__(self, problem: str, fix: str) -> None:
         super().__init__(f"pre-flight: {problem}\n  fix: {fix}")
+
+
+# A lab's exit status when its pre-flight finds this machine lacks what the lab needs (more GPUs,
+# a larger card), as opposed to a wrong setting: `verify_labs.py --run` reports it as skipped.
+# 69 is EX_UNAVAILABLE in BSD's sysexits.h; the labs' other failures exit 1.
+NOT_THIS_MACHINE = 69
+
+
+def refuse_on_this_machine(refusal: PreflightError) -> None:
+    """Ends the lab with the pre-flight's message and the NOT_THIS_MACHINE status."""
+    print(refusal.code, file=sys.stderr)
+    raise SystemExit(NOT_THIS_MACHINE) from refusal
 
 
 def gib(n: float) -> str:
@@ -696,6 +709,58 @@ def measurement(series: str, label: str, repeat: int, output, wall_s: float) -> 
     )
 
 
+def sweep_batches(
+    llm,
+    batches: list[int],
+    repeats: int,
+    prompt_tokens: int,
+    new_tokens: int,
+    seed: int,
+    series: str,
+    label: Callable[[int], str],
+) -> tuple[list[Measurement], list[dict]]:
+    """An unmeasured warm-up, then per repeat and batch size B one generate() call of B requests
+    with distinct prompts of prompt_tokens ids, each forced to exactly new_tokens tokens. Returns
+    every request's Measurement (label(B) names a call's requests) and per call a summary: its
+    median TPOT and TTFT, and its output throughput over the engine's own span (first request
+    queued -> last token, one monotonic clock)."""
+    from vllm import SamplingParams
+
+    vocab = llm.model_config.get_vocab_size()
+
+    def prompts(batch: int, first_seed: int) -> list[dict]:
+        ids = [prompt_ids(prompt_tokens, vocab, first_seed + i) for i in range(batch)]
+        for prompt in ids:
+            validate_token_ids(prompt, vocab)
+        return [{"prompt_token_ids": p} for p in ids]
+
+    warm = SamplingParams(max_tokens=2, ignore_eos=True, detokenize=False)
+    llm.generate(prompts(min(max(batches), 8), seed + 10**6), warm, use_tqdm=False)
+    params = SamplingParams(max_tokens=new_tokens, ignore_eos=True, detokenize=False)
+    rows, summaries = [], []
+    for repeat in range(repeats):
+        for i, batch in enumerate(batches):
+            t0 = time.perf_counter()
+            outs = llm.generate(prompts(batch, seed + 1000 * (repeat * len(batches) + i)), params,
+                                use_tqdm=False)  # fmt: skip
+            wall = time.perf_counter() - t0
+            call = [measurement(series, label(batch), repeat, o, wall) for o in outs]
+            rows += call
+            queued = min(o.metrics.queued_ts for o in outs)
+            span = max(o.metrics.last_token_ts for o in outs) - queued
+            summaries.append(
+                {
+                    "batch": batch,
+                    "repeat": repeat,
+                    "tpot_median_s": statistics.median(r.tpot_s for r in call),
+                    "ttft_median_s": statistics.median(r.ttft_s for r in call),
+                    "output_tokens_per_s": sum(r.new_tokens for r in call) / span,
+                    "span_s": span,
+                }
+            )
+    return rows, summaries
+
+
 HEADER = (
     f"{'call':<28} {'prompt':>7} {'new':>5} {'wall s':>8} {'TTFT ms':>9} "
     f"{'prefill ms':>10} {'decode ms':>10} {'ms/token':>9}"
@@ -877,6 +942,31 @@ def request_problems(got: Counter, want: Counter, fields: str) -> list[str]:
     missing = list((want - got).elements())[:3]
     extra = list((got - want).elements())[:3]
     return [f"requests ({fields}) missing {missing}, extra {extra}"]
+
+
+def sweep_problems(
+    doc: dict, calls: dict[str, int], section: str, fields: tuple[str, ...], keys: list[tuple]
+) -> list[str]:
+    """A batch sweep (sweep_batches) against what its parameters ask for: `calls` maps each
+    call's label to its batch size, each call made once per repeat, each request with the exact
+    prompt and new tokens; the summaries in `section` hold each key (values of `fields`) once;
+    no prefix-cache hits."""
+    p = doc["parameters"]
+    got = Counter(
+        (m["label"], m["prompt_tokens"], m["new_tokens"], m["repeat"]) for m in doc["measurements"]
+    )
+    want = Counter(
+        {
+            (label, p["prompt_tokens"], p["new_tokens"], r): batch
+            for label, batch in calls.items()
+            for r in range(p["repeats"])
+        }
+    )
+    problems = request_problems(got, want, "label, prompt, new, repeat")
+    have = Counter(tuple(s[f] for f in fields) for s in doc[section])
+    if have != Counter(keys):
+        problems.append(f"{section}: {sorted(have)} instead of {sorted(keys)}")
+    return problems + cache_problems(doc)
 
 
 def cache_problems(doc: dict) -> list[str]:

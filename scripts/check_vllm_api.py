@@ -12,9 +12,10 @@ Checked in every labs/**/*.py:
   AsyncEngineArgs(...) its fields (EngineArgs' and its own); AsyncLLM.from_engine_args(...) keywords
   {"prompt_token_ids": ...} and TokensPrompt(...)  keys of the TokensPrompt TypedDict
   x.metrics.<name>     fields of RequestStateStats (RequestOutput.metrics in the V1 engine)
-  llm.X, llm_engine.X, vllm_config.X, cache_config.X, scheduler_config.X, model_config.X
-                       attributes and methods of LLM, LLMEngine, VllmConfig, CacheConfig,
-                       SchedulerConfig, ModelConfig (a variable must carry the owner's name)
+  llm.X, llm_engine.X, vllm_config.X, cache_config.X, scheduler_config.X, model_config.X,
+  parallel_config.X    attributes and methods of LLM, LLMEngine, VllmConfig, CacheConfig,
+                       SchedulerConfig, ModelConfig, ParallelConfig (a variable must carry the
+                       owner's name)
   {"kv_role": ..., ...}  keys of KVTransferConfig; a literal kv_role among its
                        KVRole values, a literal kv_connector among the factory's registered names
   "vllm:<name>"        a metric LLM.get_metrics() reports: a name= in vllm/v1/metrics/loggers.py
@@ -51,6 +52,7 @@ SOURCES = {
     "cache_config": "vllm/config/cache.py",
     "scheduler_config": "vllm/config/scheduler.py",
     "model_config": "vllm/config/model.py",
+    "parallel_config": "vllm/config/parallel.py",
     "outputs": "vllm/outputs.py",
     "kv_transfer": "vllm/config/kv_transfer.py",
     "kv_factory": "vllm/distributed/kv_transfer/kv_connector/factory.py",
@@ -149,6 +151,7 @@ OWNERS = {
     "cache_config": ("cache_config", "CacheConfig"),
     "scheduler_config": ("scheduler_config", "SchedulerConfig"),
     "model_config": ("model_config", "ModelConfig"),
+    "parallel_config": ("parallel_config", "ParallelConfig"),
     "request_output": ("outputs", "RequestOutput"),
     "engine": ("async_llm", "AsyncLLM"),
 }

@@ -402,3 +402,16 @@ def test_the_real_release_catches_async_engine_mistakes(
     path = lab_file(tmp_path, f"engine = a = p = s = None\n{line}\n")
     assert check_vllm_api.main(["--vllm-src", str(real_source), str(path)]) == 1
     assert f"{path}:2: {expected}" in capsys.readouterr().out
+
+
+def test_the_real_release_has_what_the_part_7_labs_use(real_source):
+    # labs/tensor_parallelism (vLLM's own mp executor) and labs/moe_expert_parallelism
+    api = check_vllm_api.load_api(real_source)
+    assert {"tensor_parallel_size", "distributed_executor_backend"} <= api.engine_args
+    assert "parallel_config" in api.members["vllm_config"]
+    parallel = api.members["parallel_config"]
+    assert {"tensor_parallel_size", "distributed_executor_backend", "world_size"} <= parallel
+    model = api.members["model_config"]
+    assert {"get_num_kv_heads", "get_total_num_kv_heads", "get_num_experts"} <= model
+    assert {"architecture", "hf_config"} <= model
+    assert "kv_cache_memory_bytes" in api.members["cache_config"]

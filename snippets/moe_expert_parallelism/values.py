@@ -29,6 +29,27 @@ from moe_expert_parallelism.moe_bytes import EP_SIZES, GPU_KEY, MODEL, MODELS, c
 
 SWEEP = (1, 8, 32, 64, 128)  # batches the prose walks through
 QUIZ_BATCH = 16
+# the lab (labs/moe_expert_parallelism/moe_decode.py): its default batches and prompt length (a
+# test checks they are the script's defaults); its model is MODEL, the page's floor on GPU_KEY
+LAB_BATCHES, LAB_PROMPT, LAB_NEW = (1, 2, 4, 8, 16, 32, 64, 128), 128, 64
+LAB_SHOWN = (1, 8, 32, 128)  # the batches the page quotes
+
+
+def lab_values() -> dict[str, str]:
+    """The curve the lab prints and the floor it is checked against (at the first decode step's
+    context, the lab's prompt length)."""
+    gpu, m = load_gpu(GPU_KEY), load_moe_model(MODEL)
+    v = {
+        "moe_lab_batches": ", ".join(map(str, LAB_BATCHES)),
+        "moe_lab_prompt": f"{LAB_PROMPT}",
+        "moe_lab_new": f"{LAB_NEW}",
+    }
+    floors = {b: moe_decode_bound(gpu, m, b, LAB_PROMPT).seconds for b in LAB_BATCHES}
+    for b in LAB_SHOWN:
+        v[f"lab_touched_b{b}"] = f"{touched(m, b):.1f}"
+        v[f"lab_floor_b{b}_ms"] = ms(floors[b])
+    v["lab_floor_growth"] = f"{floors[LAB_BATCHES[-1]] / floors[LAB_BATCHES[0]]:.1f}"
+    return v
 
 
 def touched(m, batch: int) -> float:
@@ -108,7 +129,7 @@ def values() -> dict[str, str]:
         "quiz_large_b1_gb": f"{decode_weight_bytes(large, 1) / 1e9:.1f}",
         "quiz_large_b128_gb": f"{decode_weight_bytes(large, 128) / 1e9:.0f}",
     }
-    return v
+    return v | lab_values()
 
 
 if __name__ == "__main__":

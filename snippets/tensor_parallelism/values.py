@@ -5,7 +5,7 @@ Run `python snippets/tensor_parallelism/values.py` to list every name and its va
 """
 
 from core.display import ms
-from core.formats import resident_weight_bytes
+from core.formats import checkpoint_format, resident_weight_bytes
 from core.gpus import load_gpu
 from core.links import load_link
 from core.models import kv_bytes_per_token, load_model
@@ -17,6 +17,7 @@ from core.parallel import (
     kv_bytes_per_token_per_gpu,
     logits_allgather_bytes,
     ring_allreduce_seconds,
+    tp_decode_step,
 )
 from core.roofline import tpot_bound
 from tensor_parallelism.tp import BIG, BIG_AWQ, CONTEXT, SETUPS, SMALL, TP_SIZES, rows
@@ -26,6 +27,35 @@ PP_STAGES = 4  # pipeline stages in the pipeline-parallel example
 REPLICATED = "qwen3-30b-a3b"  # 32 query heads, 4 KV heads: t = 8 replicates them
 QUIZ_T = 4  # self-test: the decoder all-reduce payload of the 72B model at batch 32
 QUIZ_BATCH = 32
+# the lab (labs/tensor_parallelism/tp_sweep.py): its default model, sizes and prompt length (a
+# test checks they are the script's defaults), on the GPU and link the page quotes its floor for
+LAB_MODEL, LAB_GPU, LAB_LINK = "qwen2.5-7b-instruct-awq", "rtx_4090", "pcie4_x16"
+LAB_TP, LAB_BATCHES, LAB_PROMPT, LAB_NEW = (1, 2, 4), (1, 32), 512, 64
+
+
+def lab_values() -> dict[str, str]:
+    """The floors the lab is checked against: bandwidth terms only (what verify_labs checks, a
+    true lower bound) and with the assumed per-step latency (the lesson's floor)."""
+    model, gpu, link = load_model(LAB_MODEL), load_gpu(LAB_GPU), load_link(LAB_LINK)
+    fmt = checkpoint_format(model)
+    v = {
+        "lab_model": model.name,
+        "lab_gpu": gpu.name,
+        "lab_link": link.name,
+        "lab_tp_sizes": ", ".join(map(str, LAB_TP)),
+        "tp_lab_batches": " / ".join(map(str, LAB_BATCHES)),
+        "tp_lab_prompt": f"{LAB_PROMPT}",
+        "tp_lab_new": f"{LAB_NEW}",
+    }
+    for t in LAB_TP:
+        for b in LAB_BATCHES:
+            wire = tp_decode_step(gpu, model, t, link, fmt=fmt, batch=b, context=LAB_PROMPT,
+                                  step_latency_s=0.0)  # fmt: skip
+            step = tp_decode_step(gpu, model, t, link, fmt=fmt, batch=b, context=LAB_PROMPT)
+            v[f"lab_t{t}_b{b}_bw_ms"] = ms(wire.seconds)
+            v[f"lab_t{t}_b{b}_ms"] = ms(step.seconds)
+            v[f"lab_t{t}_b{b}_comm"] = f"{step.comm_share:.0%}"
+    return v
 
 
 def values() -> dict[str, str]:
@@ -107,7 +137,7 @@ def values() -> dict[str, str]:
         "big_layers": f"{big.num_layers}",
         "big_ar_bytes": f"{allreduce_bytes_per_token(big):,.0f}",
     }
-    return v
+    return v | lab_values()
 
 
 if __name__ == "__main__":
