@@ -196,7 +196,8 @@ def _sort_key(symbol: Symbol) -> tuple[int, str, str]:
 
 def table_markdown(table: list[Symbol], lang: str, titles: dict[str, str], up: str) -> str:
     """The notation table in one language; `titles` maps page_key to a lesson's title, `up` leads
-    from the notation page to docs/. A letter with several meanings says where each one holds."""
+    from the notation page to docs/. A letter's local meanings (all but its most used) say in
+    which lessons they hold."""
     labels = LABELS[lang]
     head = labels["head"]
     rows = [f"| {' | '.join(head)} |", "|---|---|---|---|"]
@@ -206,8 +207,9 @@ def table_markdown(table: list[Symbol], lang: str, titles: dict[str, str], up: s
 
     for symbol in sorted(table, key=_sort_key):
         where = link(symbol.defined_in)
-        if sum(entry.symbol == symbol.symbol for entry in table) > 1:
-            lessons = [page for page in symbol.used_in if page in titles]
+        meanings = [entry for entry in table if entry.symbol == symbol.symbol]
+        if len(meanings) > 1 and symbol is not max(meanings, key=lambda e: len(e.used_in)):
+            lessons = [page for page in symbol.used_in if page in titles]  # a local meaning
             where = labels["only"].format(labels["and"].join(link(page) for page in lessons))
         unit = symbol.unit[lang] or "—"
         rows.append(f"| ${symbol.tex}$ | {symbol.meaning[lang]} | {unit} | {where} |")
