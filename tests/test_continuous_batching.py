@@ -12,7 +12,15 @@ import pytest
 import verify_labs  # scripts/verify_labs.py
 from conftest import DOCS, ROOT
 from continuous_batching import simulate as sim
-from continuous_batching.timeline import IDLE, TOY, busy_share, gantt, makespan, timeline
+from continuous_batching.timeline import (
+    IDLE,
+    STEP_PX,
+    TOY,
+    busy_share,
+    chart,
+    makespan,
+    timeline,
+)
 from continuous_batching.values import harmonic, values
 from core.roofline import tpot_bound, ttft_bound
 from lab_docs import QWEN_AWQ, results_doc
@@ -165,11 +173,14 @@ def test_toy_continuous_is_shorter_and_fully_busy():
 @pytest.mark.parametrize(
     "page, lang", [("continuous_batching.md", "zh"), ("continuous_batching.en.md", "en")]
 )
-def test_page_gantt_is_the_computed_timeline(page, lang):
+def test_page_draws_the_computed_timeline(page, lang):
     text = (DOCS / "batching" / page).read_text(encoding="utf-8")
-    block = re.search(r"```mermaid\n(gantt\n.*?)```", text, re.DOTALL)
-    assert block, f"no gantt chart in {page}"
-    assert block[1].rstrip("\n").split("\n") == gantt(lang)
+    block = '--8<-- "continuous_batching/timeline.py"\nmain("{}")  # markdown-exec: hide'
+    assert block.format(lang) in text, f"the timeline chart is not drawn in {page}"
+    bars = re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', chart(lang))
+    drawn = [round((float(w) + 2) / STEP_PX) for _, w in bars]  # each bar is 2 px short
+    lanes = [lane for policy in ("static", "continuous") for lane in timeline(policy)]
+    assert drawn == [end - start for lane in lanes for _, start, end in lane]
 
 
 # --- values and the lab ---

@@ -8,12 +8,12 @@ wrapped in (docs/stylesheets/extra.css), which scrolls sideways when the screen 
 that. The SVG itself is left as the snippet printed it. Wider screens see no change.
 """
 
-import math
 import re
 
+from core.svgchart import MIN_TEXT_PX, PHONE_BOX, min_width
 from coursesite import Build, PageInfo
 
-MIN_TEXT_PX = 11
+__all__ = ["MIN_TEXT_PX", "min_width", "readable_on_phone"]
 # an inline SVG with a viewBox from the origin and a font size in its style: a chart (formulas
 # and icons have neither a font size nor, mostly, a viewBox starting at 0 0)
 _CHART = re.compile(
@@ -21,13 +21,8 @@ _CHART = re.compile(
     r'(?=[^>]*\bstyle="(?P<style>[^"]*font-size:\s*(?P<font>[\d.]+)px[^"]*)")[^>]*>',
     re.IGNORECASE,
 )
-WRAPPER = '<span class="chart-scroll" style="--chart-min-width: {}px">'
+WRAPPER = PHONE_BOX
 _WRAPPED = re.compile(r'<span class="chart-scroll" style="--chart-min-width: \d+px">$')
-
-
-def min_width(viewbox_width: float, font_px: float) -> int:
-    """The drawn width at which text of `font_px` (in viewBox units) is MIN_TEXT_PX."""
-    return math.ceil(viewbox_width * MIN_TEXT_PX / font_px)
 
 
 def readable_on_phone(html: str, page: PageInfo, build: Build) -> str:

@@ -43,6 +43,7 @@ from coursesite import (
     math_svg,
     mermaid_svg,
     nav,
+    notation,
     notebooks,
     page_assets,
     reading,
@@ -72,6 +73,7 @@ MARKDOWN: list[PageStage] = [
     learning_map.fill_map,  # <!-- learning-map --> on the home page
     learning_map.link_neighbours,  # "before this / after this", under the reading time
     interview.fill_bank,  # <!-- interview-bank -->: the lessons' sections 7 and 9
+    notation.fill_table,  # <!-- notation -->: snippets/core/notation.toml in the page's language
     abbreviations.append,  # the page language's abbreviations
     values.fill,  # {{ lesson.name }} (after the table and abbreviations: none may hold one)
     exec_errors.start_page,  # a failing block is reported with this page's name

@@ -11,7 +11,8 @@ For each candidate (GPU, weight format as vLLM runs it on that GPU) the chain is
   4. measured those floors divided by the measured-to-floor share of the format (a published
               batch-1 measurement set against its own floor, latency_metrics.published)
   5. batch    mean-value model of a server at batch B: each request costs its prefill plus 1/B of
-              O decode steps, so  rate(B) = B / (O*s(B) + B*t_pf)  and  TPOT(B) = s(B) + B*t_pf/O;
+              n_out decode steps, so  rate(B) = B / (n_out*t_step(B) + B*t_pf)  and
+              TPOT(B) = t_step(B) + B*t_pf/n_out;
               the largest B with TPOT(B) <= target, within the KV cache at max_model_len each
   6. load     the rate the p99 targets allow is a share of rate(B) (LOAD_CEILING: the queueing
               the mean-value model leaves out; the build measures it with the load-testing

@@ -5,9 +5,9 @@ estimate.py's mean-value model says what a replica sustains on average; a p99 ta
 tail, which queueing makes longer as the load rises. Here each candidate's plan is served by
 Part 3's continuous-batching simulator (max_num_seqs = the plan's batch) with every step time the
 plan's: the roofline floor over TP GPUs divided by the measured share. The product's requests
-(Poisson arrivals, prompt P, geometric outputs with mean O cut at max_tokens) are sent at rising
-shares of the plan's mean-value rate, and the highest share whose p99 TTFT and p99 TPOT both meet
-the targets is the load ceiling, for each of SEEDS.
+(Poisson arrivals, prompt n_in, geometric outputs with mean n_out cut at max_tokens) are sent at
+rising shares of the plan's mean-value rate, and the highest share whose p99 TTFT and p99 TPOT both
+meet the targets is the load ceiling, for each of SEEDS.
 
 Run it: python snippets/capacity_planning/plan_sim.py
 """

@@ -1,13 +1,16 @@
 """The slots-over-steps picture on the page, computed: which request holds which slot at each step.
 
-A toy stream (five requests, two slots, decode steps only) under both policies. The page's Mermaid
-gantt chart is exactly gantt(lang), checked by tests/test_continuous_batching.py, so the picture
-cannot drift from the rule it illustrates (dateFormat X: one decode step is drawn as one second).
+A toy stream (five requests, two slots, decode steps only) under both policies. The page draws
+chart(lang), an inline SVG through core.svgchart like the course's other charts (so its text stays
+11 px or more on a phone), from the same timeline() the tests check, so the picture cannot drift
+from the rule it illustrates. gantt(lang) is the same timeline as Mermaid text.
 
-Run it: python snippets/continuous_batching/timeline.py [zh|en]
+Run it: python snippets/continuous_batching/timeline.py [zh|en] > timeline.svg
 """
 
 import sys
+
+import core.svgchart as svg
 
 TOY = {"A": 2, "B": 8, "C": 3, "D": 5, "E": 2}  # request -> decode steps, in arrival order
 TOY_SLOTS = 2
@@ -59,6 +62,9 @@ def busy_share(lanes: list[list[Segment]]) -> float:
 TEXT = {
     "zh": {
         "title": "两个槽位、五个请求：每格是一个解码步",
+        "desc": "横轴是解码步，每一行是一个槽位，每个条形是占着槽位的请求，虚线框是空闲。{rows}",
+        "row": "{policy} · {slot} {i}：{bars}",
+        "x_axis": "解码步",
         "static": "静态",
         "continuous": "连续",
         "slot": "槽位",
@@ -66,6 +72,10 @@ TEXT = {
     },
     "en": {
         "title": "Two slots, five requests: one unit is one decode step",
+        "desc": "Decode steps run left to right; each row is a slot, each bar the request holding "
+        "it, a dashed box an idle slot. {rows}",
+        "row": "{policy} {slot} {i}: {bars}",
+        "x_axis": "decode step",
         "static": "static",
         "continuous": "continuous",
         "slot": "slot",
@@ -74,23 +84,57 @@ TEXT = {
 }
 
 
-def gantt(lang: str = "zh") -> list[str]:
-    """The Mermaid gantt lines (without the fence) for both policies."""
+MARGIN = {"left": 150, "top": 40, "right": 24, "bottom": 48}
+STEP_PX = 26  # one decode step
+ROW_PX, BAR_PX, POLICY_GAP = 28, 20, 14
+
+
+def chart(lang: str = "zh") -> str:
+    """Both policies' slots as rows of bars over decode steps, the title above them."""
     text = TEXT[lang]
-    lines = ["gantt", f"    title {text['title']}", "    dateFormat X", "    axisFormat %s"]
-    for policy in ("static", "continuous"):
-        for i, lane in enumerate(timeline(policy), start=1):
-            lines.append(f"    section {text[policy]} · {text['slot']} {i}")
-            for name, start, end in lane:  # contiguous from step 0: each bar follows the last
-                label = text["idle"] if name == IDLE else name
-                tag = "crit, " if name == IDLE else ""
-                first = "0, " if start == 0 else ""  # Mermaid: "Ns" is a duration of N units
-                lines.append(f"    {label} : {tag}{first}{end - start}s")
-    return lines
+    steps = max(makespan(timeline(policy)) for policy in ("static", "continuous"))
+    rows = [(policy, i, lane) for policy in ("static", "continuous") for i, lane in
+            enumerate(timeline(policy), start=1)]  # fmt: skip
+    bottom = MARGIN["top"] + len(rows) * ROW_PX + POLICY_GAP
+    frame = svg.Frame.within(MARGIN, right=MARGIN["left"] + steps * STEP_PX, bottom=bottom)
+    sx = svg.LinearAxis(0, steps, frame.left, frame.right)
+    described = []
+    for policy, i, lane in rows:
+        bars = ", ".join(f"{text['idle'] if n == IDLE else n} {s}–{e}" for n, s, e in lane)
+        described.append(text["row"].format(policy=text[policy], slot=text["slot"], i=i, bars=bars))
+    out = svg.open_svg(
+        frame,
+        "timeline-chart",
+        ("timeline-title", "timeline-desc"),
+        text["title"],
+        text["desc"].format(rows="; ".join(described)),
+    )
+    out.append(svg.text(8, 18, text["title"]).replace("<text ", '<text font-weight="bold" ', 1))
+    out += svg.x_ticks(frame, sx.ticks(5))
+    out.append(
+        svg.text((frame.left + frame.right) / 2, frame.height - 10, text["x_axis"], "middle")
+    )
+    for row, (policy, i, lane) in enumerate(rows):
+        top = frame.top + row * ROW_PX + (POLICY_GAP if policy == "continuous" else 0) + 4
+        label = f"{text[policy]} · {text['slot']} {i}"
+        out.append(svg.text(frame.left - svg.TICK_INSET, top + BAR_PX / 2 + 4, label, "end"))
+        for name, start, end in lane:
+            x, width = sx(start), sx(end) - sx(start)
+            if name == IDLE:
+                style = f'fill="none" stroke="{svg.FOREGROUND}" stroke-dasharray="4 3"'
+            else:
+                style = f'style="fill: {svg.LINK}" fill-opacity="0.25" stroke="{svg.LINK}"'
+            out.append(
+                f'<rect x="{x + 1:.1f}" y="{top}" width="{width - 2:.1f}" height="{BAR_PX}" '
+                f"{style}/>"
+            )
+            label = text["idle"] if name == IDLE else name
+            out.append(svg.text(x + width / 2, top + BAR_PX / 2 + 4, label, "middle"))
+    return svg.close_svg(out)
 
 
 def main(lang: str = "zh") -> None:
-    print("\n".join(["```mermaid", *gantt(lang), "```"]))
+    print(chart(lang))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def verify_step_bound(
 
 
 def expected_tokens(alpha: float, draft_tokens: int) -> float:
-    """E = (1 - alpha^(gamma+1)) / (1 - alpha): tokens one verification step emits on average.
+    """tau = (1 - alpha^(gamma+1)) / (1 - alpha): tokens one verification step emits on average.
 
     The accepted prefix of the gamma drafts, plus one token the target always adds (the
     correction at the first rejection, or a bonus token after gamma acceptances).
@@ -55,7 +55,7 @@ def expected_tokens(alpha: float, draft_tokens: int) -> float:
 
 def speedup(alpha: float, draft_tokens: int, draft_cost: float) -> float:
     """Tokens per unit of time against plain decoding while the verification costs one decode
-    step (memory-bound): E / (gamma * c + 1), c = a draft step's time over a target step's."""
+    step (memory-bound): tau / (gamma * c + 1), c = a draft step's time over a target step's."""
     if draft_cost < 0:
         raise ValueError(f"draft cost must be >= 0, got {draft_cost!r}")
     return expected_tokens(alpha, draft_tokens) / (draft_tokens * draft_cost + 1)
@@ -68,7 +68,7 @@ def best_draft_tokens(alpha: float, draft_cost: float, most: int = 16) -> int:
 
 
 def alpha_from_mean_length(mean_length: float, draft_tokens: int) -> float:
-    """Solve E(alpha, gamma) = mean_length for alpha by bisection (E grows with alpha)."""
+    """Solve tau(alpha, gamma) = mean_length for alpha by bisection (tau grows with alpha)."""
     require_count("draft_tokens", draft_tokens, 1)
     if not 1 <= mean_length <= draft_tokens + 1:
         raise ValueError(f"mean length must lie in [1, {draft_tokens + 1}], got {mean_length!r}")
@@ -95,7 +95,7 @@ def batched_speedup(
 ) -> float:
     """Tokens per second with speculation over tokens per second without, at the same batch.
 
-    Without: one token per sequence per decode step (tpot_bound). With: E tokens per sequence
+    Without: one token per sequence per decode step (tpot_bound). With: tau tokens per sequence
     per round of gamma draft steps (draft_step_s each, 0 for n-gram lookup) and one verification
     step. Both times are lower bounds, so this is the ratio of the two best cases.
     """

@@ -21,6 +21,14 @@ TEXT = "var(--md-default-fg-color, #222)"  # the chart's own text colour
 FILL = f'fill="{FOREGROUND}"'
 GRID = f'stroke="{FOREGROUND}" stroke-opacity="0.15"'
 
+# On a phone a chart keeps its text at MIN_TEXT_PX or more: it is wrapped in a .chart-scroll box
+# (docs/stylesheets/extra.css) with the min-width at which its text is drawn that large; the box
+# scrolls sideways on a narrower screen. The build wraps the page's charts (coursesite.charts);
+# a chart made in the reader's browser (the playground) is wrapped by phone_box().
+MIN_TEXT_PX = 11
+PHONE_BOX = '<span class="chart-scroll" style="--chart-min-width: {}px">'
+FONT_PX = 12  # open_svg's font size, in viewBox units
+
 TICK_GAP = 16  # x tick labels: baseline below the axis
 TICK_INSET = 6  # y tick labels: right edge left of the axis
 
@@ -146,6 +154,18 @@ def open_svg(
 
 def close_svg(parts: list[str]) -> str:
     return "\n".join([*parts, "</svg>"])
+
+
+def min_width(viewbox_width: float, font_px: float = FONT_PX) -> int:
+    """The drawn width at which text of `font_px` (in viewBox units) is MIN_TEXT_PX."""
+    return math.ceil(viewbox_width * MIN_TEXT_PX / font_px)
+
+
+def phone_box(svg: str) -> str:
+    """A chart from open_svg() in its .chart-scroll box, as the build wraps a page's charts."""
+    start = svg.index('viewBox="0 0 ') + len('viewBox="0 0 ')
+    width = float(svg[start:].split()[0])
+    return f"{PHONE_BOX.format(min_width(width))}{svg}</span>"
 
 
 def x_ticks(frame: Frame, ticks: list[tuple[float, str]], grid: bool = True) -> list[str]:

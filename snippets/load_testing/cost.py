@@ -85,7 +85,7 @@ def lab_cost_usd(minutes: float, usd_per_hour: float) -> float:
 
 
 def littles_law(rate: float, latency_s: float) -> float:
-    """L = lambda * W: the mean number of requests in the system."""
+    """Little's law, n_sys = lambda * t_sys: the mean number of requests in the system."""
     if rate < 0 or latency_s < 0:
         raise ValueError(f"rate and latency must be non-negative, got {rate}, {latency_s}")
     return rate * latency_s
@@ -106,7 +106,8 @@ def main() -> None:
     print(f"Little's law, {model.name} ({fmt.name}) on {gpu.name}:")
     print(
         f"  one {PROMPT}-token prompt, {OUTPUT} new tokens, alone: E2E >= {w:.2f} s; "
-        f"at {RATE:g} req/s, L = {RATE:g} x {w:.2f} = {littles_law(RATE, w):.1f} requests in flight"
+        f"at {RATE:g} req/s, n_sys = {RATE:g} x {w:.2f} = {littles_law(RATE, w):.1f} "
+        "requests in flight"
     )
     price = load_prices()[GPU_KEY]
     tps = decode_throughput_bound(GPU_KEY, MODEL_KEY, BATCH, CONTEXT)

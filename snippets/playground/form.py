@@ -15,6 +15,8 @@ import sys
 from playground.web import DEFAULTS, choices
 
 # Only the playground page carries the form, so its style travels with it (no site-wide CSS).
+# On a phone the results table keeps a readable width (its seven columns would otherwise squeeze
+# to a word per line) and scrolls sideways in its box; the chart has its own box (phone_box).
 STYLE = """<style>
 .md-typeset .run-playground { display: flex; flex-wrap: wrap; gap: .6em 1.2em; align-items: end; }
 .md-typeset .run-playground label { display: flex; flex-direction: column; gap: .2em;
@@ -24,6 +26,7 @@ STYLE = """<style>
   background: var(--md-default-bg-color); border: 1px solid var(--md-default-fg-color--light); }
 .md-typeset .run-playground p { flex-basis: 100%; margin: 0; }
 .md-typeset .run-playground-result { overflow-x: auto; }
+.md-typeset .run-playground-result table { min-width: 36em; }
 </style>"""
 LABELS = {
     "zh": {

@@ -22,6 +22,7 @@ from core.gpus import GIB, GPU, load_gpus
 from core.memory import MemoryBudget
 from core.models import ModelSpec, kv_bytes_per_token, load_models
 from core.roofline import tpot_bound, ttft_bound
+from core.svgchart import phone_box
 from roofline.chart import chart
 
 DEFAULTS = {
@@ -191,7 +192,7 @@ def report(
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
     svg = chart(card, spec, lang, lengths=lengths, context=max(lengths), fmt=weights)
-    return table + "\n" + svg
+    return table + "\n" + phone_box(svg)  # the page's charts get this box from the build
 
 
 def main(lang: str = "zh") -> None:

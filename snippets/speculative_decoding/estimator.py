@@ -1,7 +1,7 @@
 """Speculative decoding's speed-up as the batch grows, for the course's model and cards.
 
 Each round: gamma draft tokens, then one target pass over gamma + 1 tokens per sequence. While
-that pass is memory-bound it costs about one decode step, so a round emits E tokens for the price
+that pass is memory-bound it costs about one decode step, so a round emits tau tokens for the price
 of one step; once the batch nears the critical batch, the pass costs about gamma + 1 steps of
 compute, and the rejected tokens' FLOPs are pure loss. Times are lower bounds from the core
 (core.speculative, core.roofline); the draft is n-gram lookup (no GPU time) unless a draft
@@ -60,7 +60,7 @@ def speedup_table(alpha: float = ALPHA, gamma: int = DRAFT_TOKENS) -> list[str]:
 def main() -> None:
     gamma, alpha = DRAFT_TOKENS, ALPHA
     e = expected_tokens(alpha, gamma)
-    print(f"alpha = {alpha}, gamma = {gamma}: E = {e:.2f} tokens per verification step")
+    print(f"alpha = {alpha}, gamma = {gamma}: tau = {e:.2f} tokens per verification step")
     rtx, bf16, fmt = configurations()[0]
     plain = tpot_bound(rtx, bf16, CONTEXT, fmt, 1)
     verify = verify_step_bound(rtx, bf16, batch=1, context=CONTEXT, draft_tokens=gamma, fmt=fmt)

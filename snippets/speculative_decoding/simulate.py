@@ -70,7 +70,7 @@ def simulate(
 
 def alpha_estimates(c: Counters, gamma: int = DRAFT_TOKENS) -> dict[str, float]:
     """alpha three ways: the first position's rate; the mean of the conditional rates
-    per_pos[i+1] / per_pos[i]; the alpha whose E equals the mean acceptance length."""
+    per_pos[i+1] / per_pos[i]; the alpha whose tau equals the mean acceptance length."""
     per_pos = c.accepted_per_pos
     ratios = [per_pos[i + 1] / per_pos[i] for i in range(len(per_pos) - 1) if per_pos[i]]
     return {
@@ -94,12 +94,12 @@ def main() -> None:
         print(f"{n:>15}   {share:6.1%}  {'#' * round(share * 50)}")
     print(f"mean tokens per step (simulated)      {tokens.mean():.2f}")
     print(
-        f"E at the average alpha {mean_alpha:.3f}          {expected_tokens(mean_alpha, gamma):.2f}"
+        f"tau at the average alpha {mean_alpha:.3f}        {expected_tokens(mean_alpha, gamma):.2f}"
     )
     mix = EASY_SHARE * expected_tokens(EASY_ALPHA, gamma) + (1 - EASY_SHARE) * expected_tokens(
         HARD_ALPHA, gamma
     )
-    print(f"E averaged over the two kinds of text  {mix:.2f}")
+    print(f"tau averaged over the two kinds of text {mix:.2f}")
     print()
     print("counters as vLLM exports them")
     print(f"  num_drafts {c.num_drafts:,}, num_draft_tokens {c.num_draft_tokens:,}")

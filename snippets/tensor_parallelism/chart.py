@@ -19,26 +19,26 @@ LABELS = {
     "zh": {
         "title": "Qwen2.5-72B 解码：TPOT 下界与张量并行卡数（批大小 {batch}，上下文 {context}）",
         "desc": (
-            "横轴是张量并行的卡数 t，纵轴是 TPOT 下界（ms），"
+            "横轴是张量并行的卡数 TP，纵轴是 TPOT 下界（ms），"
             "点旁的百分数是通信占这一步的比例。{series}"
         ),
         "series": "{name}：{points}",
-        "point": "t={t} 时 {ms} ms（通信 {share}）",
+        "point": "TP={t} 时 {ms} ms（通信 {share}）",
         "none": "任何卡数都放不下",
-        "x_axis": "张量并行卡数 t",
+        "x_axis": "张量并行卡数 TP",
         "y_axis": "TPOT 下界（ms）",
         "note": "没有点：放不下；点旁百分数：通信占比",
     },
     "en": {
         "title": "Qwen2.5-72B decode: TPOT floor against tensor-parallel size "
         "(batch {batch}, context {context})",
-        "desc": "The horizontal axis is the number of GPUs t, the vertical axis the TPOT floor "
+        "desc": "The horizontal axis is the number of GPUs TP, the vertical axis the TPOT floor "
         "(ms); "
         "the percentage by each point is communication's share of the step. {series}",
         "series": "{name}: {points}",
-        "point": "at t={t}, {ms} ms ({share} communication)",
+        "point": "at TP={t}, {ms} ms ({share} communication)",
         "none": "fits at no size",
-        "x_axis": "tensor-parallel size t",
+        "x_axis": "tensor-parallel size TP",
         "y_axis": "TPOT floor (ms)",
         "note": "no point: does not fit; percentage: communication share",
     },

@@ -52,7 +52,7 @@ def main() -> None:
     print(f"{small.name}, BF16, bytes per token:")
     print(f"  decoder layers, 2*L*d*b : {allreduce_bytes_per_token(small):>9,.0f}")
     print(f"  embedding all-reduce    : {embedding_allreduce_bytes(small):>9,.0f}")
-    print(f"  logits all-gather, t=2  : {logits_allgather_bytes(small, 2):>9,.0f}")
+    print(f"  logits all-gather, TP=2 : {logits_allgather_bytes(small, 2):>9,.0f}")
     per_layer = small.hidden_size * 2  # one all-reduce carries one hidden vector
     print(
         f"\nOne all-reduce of {per_layer:,} B (one token), assumed "
@@ -64,7 +64,7 @@ def main() -> None:
             wire = ring_allreduce_seconds(per_layer, t, link, 0.0)
             total = ring_allreduce_seconds(per_layer, t, link)
             print(
-                f"  {link.name:<20} t={t}: bandwidth {wire * 1e6:6.2f} us, "
+                f"  {link.name:<20} TP={t}: bandwidth {wire * 1e6:6.2f} us, "
                 f"with latency {total * 1e6:6.1f} us"
             )
     big = load_model(BIG)
@@ -73,7 +73,7 @@ def main() -> None:
         f"context {CONTEXT:,}: TPOT floor per step"
     )
     print(
-        f"{'GPU':<10} {'format':<16} {'t':>2} {'KV tokens':>10} {'TPOT ms':>8} "
+        f"{'GPU':<10} {'format':<16} {'TP':>2} {'KV tokens':>10} {'TPOT ms':>8} "
         f"{'comm ms':>8} {'comm':>5}"
     )
     for gpu, _, fmt, t, step, tokens, why in rows():

@@ -201,6 +201,17 @@ def test_playground_computes_bounds_and_chart_in_the_browser(browser, site_url, 
         assert len(shown) == 2 * 7
         assert result.locator("svg[role=img]").count() == 1
         assert "H100 SXM" in result.locator("svg title").first.text_content()
+        if viewport == PHONE:
+            # readable, not squeezed: the table keeps its min-width and scrolls in its box, no
+            # cell cuts its text off; the chart sits in its phone box (text >= 11 px)
+            cells = result.locator("th, td").evaluate_all(
+                "cells => cells.filter(c => c.scrollWidth > c.clientWidth + 1)"
+                ".map(c => c.textContent)"
+            )
+            assert cells == []
+            table_px = result.locator("table").evaluate("t => t.getBoundingClientRect().width")
+            assert table_px > PHONE["width"] - 32  # wider than the content column: it scrolls
+            assert result.locator(".chart-scroll > svg[role=img]").count() == 1
 
         form.locator("input[name=prompt_lengths]").fill("0")
         submit(1)

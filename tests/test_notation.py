@@ -1,0 +1,127 @@
+"""One notation (CONTRIBUTING.md, R19): every symbol a page writes in math is in the table
+snippets/core/notation.toml, which lists the pages that use it with its meaning; the notation page
+is generated from that table in both languages (coursesite.notation)."""
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import COURSE, DOCS, built_html, chinese_pages, english_pages
+from coursesite import PageInfo, StageError
+from coursesite.notation import (
+    MARKER,
+    fill_table,
+    load_table,
+    math_spans,
+    page_key,
+    page_symbols,
+    parse_table,
+    problems,
+    symbols,
+)
+
+TABLE = load_table()
+NOTATION_PAGES = {DOCS / "notation.md", DOCS / "notation.en.md"}
+PAGES = [
+    page
+    for page in chinese_pages() + english_pages()
+    if page not in NOTATION_PAGES and page.relative_to(DOCS).parts[0] != "adr"
+]
+
+
+def _key(page) -> str:
+    return page_key(page.relative_to(DOCS).as_posix())
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_every_page_keeps_to_the_notation_table(page):
+    found = problems(_key(page), page.read_text(encoding="utf-8"), TABLE)
+    assert not found, "\n".join(found)
+
+
+def test_every_page_a_symbol_lists_uses_it():
+    """A listing the pages no longer need would let a page take the symbol with another meaning."""
+    used = {
+        _key(page): page_symbols(page.read_text(encoding="utf-8"))
+        for page in PAGES
+        if not page.name.endswith(".en.md")
+    }
+    stale = [
+        f"{entry.symbol}: {page}"
+        for entry in TABLE
+        for page in entry.used_in
+        if entry.symbol not in used.get(page, set())
+    ]
+    assert not stale, f"the notation table lists pages that do not use the symbol: {stale}"
+
+
+def test_symbols_are_read_as_tex_reads_math():
+    assert symbols(r"2BM'/P_{\text{peak}}") == {"B", "M", "P"}  # 2BM' is B times M'
+    assert symbols(r"(W + B\kappa S)/\mathrm{BW}") == {"W", "B", "κ", "S", "BW"}
+    assert symbols(r"t_{\text{step}}(B) + n_{\text{kv}} d_h") == {"t", "B", "n", "d"}
+    assert symbols(r"\mathbf{Q}\mathbf{K}^\top,\ \mathbb{E}[n]") == {
+        r"\mathbf{Q}",
+        r"\mathbf{K}",
+        r"\mathbb{E}",
+        "n",
+    }
+    assert symbols(r"\text{TPOT} \le \max(x, {{ lesson.value }})") == {"x"}
+
+
+def test_only_math_counts():
+    page = "about $3 an hour, or $4 a day\n\n`$Z$` in code\n\n```python\n$Y$\n```\n\n$$\nA\n$$"
+    assert math_spans(page) == ["\nA\n"]
+
+
+def test_a_symbol_outside_the_table_fails_naming_page_and_symbol():
+    found = problems("batching/batched_decode", "The ratio $Z = B/2$ of the batch.", TABLE)
+    assert len(found) == 1  # B is listed for this page; Z is in no row
+    assert "batching/batched_decode" in found[0] and "$Z$" in found[0]
+
+
+def test_a_symbol_with_another_meaning_fails_naming_page_and_symbol():
+    """The roofline lesson once wrote the bandwidth B, the batch size elsewhere; the table does not
+    list it for B, so writing it again fails."""
+    found = problems("performance/roofline", r"$t \ge Q/B$", TABLE)
+    assert len(found) == 1
+    assert "performance/roofline" in found[0] and "$B$" in found[0] and "batch" in found[0]
+
+
+def _row(symbol: str, pages: list[str]) -> str:
+    listed = ", ".join(f'"{p}"' for p in pages)
+    return (
+        f'[[symbol]]\nsymbol = "{symbol}"\nzh = "x"\nen = "x"\n'
+        f'defined_in = "{pages[0]}"\nused_in = [{listed}]\n'
+    )
+
+
+def test_a_capital_letter_has_one_meaning_and_a_page_one_meaning_of_each_letter():
+    assert len(parse_table(_row("k", ["a"]) + _row("k", ["b"]))) == 2  # a local variable
+    with pytest.raises(StageError, match="B has more than one meaning"):
+        parse_table(_row("B", ["a"]) + _row("B", ["b"]))
+    with pytest.raises(StageError, match="a is listed for two meanings of k"):
+        parse_table(_row("k", ["a"]) + _row("k", ["a", "b"]))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_notation_page_is_generated_from_the_table(lang):
+    source = DOCS / ("notation.md" if lang == "zh" else "notation.en.md")
+    text = source.read_text(encoding="utf-8")
+    assert MARKER in text
+    page = PageInfo(src_uri=source.relative_to(DOCS).as_posix(), url="")
+    filled = fill_table(text, page, SimpleNamespace(course=COURSE))  # the stage reads .course only
+    rows = [line for line in filled.splitlines() if line.startswith("| $")]
+    assert len(rows) == len(TABLE)
+    for entry in TABLE:
+        assert any(row.startswith(f"| ${entry.tex}$ | {entry.meaning[lang]} |") for row in rows)
+    lesson = COURSE.lessons[0]
+    assert f"[{lesson.title(lang)}]({page_key(lesson.page)}.md)" in filled
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_built_notation_page_is_in_the_nav_next_to_the_glossary(built_site, lang):
+    html = built_html(built_site.site, DOCS / "notation.md", lang).read_text(encoding="utf-8")
+    assert html.count("<tr>") >= len(TABLE)
+    nav = re.findall(r'href="[^"]*(glossary|notation)/"', html)
+    assert "glossary" in nav and "notation" in nav
