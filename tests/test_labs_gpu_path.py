@@ -393,12 +393,16 @@ def engine_starts() -> dict[str, int]:
     capacity = lab_script("paged_attention/kv_capacity.py")
     chunked = lab_script("chunked_prefill/long_prompt.py")
     default_blocks = capacity.block_list("auto,32")  # kv_capacity's --block-sizes default
+    from kernels_cuda_graphs import lab_results as graphs  # one engine per configuration
+    from speculative_decoding import lab_results as speculation
+
     return {
         "phases": 1, "sweep": 1, "batch_sweep": 1, "max_num_seqs": len(batching.VALUES),
         "kv_capacity": len(capacity.GPU_KV_BYTES) * len(default_blocks)
         + len(capacity.UTILIZATIONS),
         "prefix_cache": 1, "kv_connector": 2, "chunked_prefill": len(chunked.VALUES) + 1,
-        "load_test": 1,
+        "load_test": 1, "ngram_speculation": len(speculation.CONFIGS),
+        "cuda_graphs": len(graphs.CONFIGS),
     }  # fmt: skip
 
 
