@@ -97,10 +97,10 @@ def values() -> dict[str, str]:
         "capture_small": ", ".join(map(str, default_capture_sizes(SMALL_MAX_NUM_SEQS))),
         "capture_budget_tokens": f"{MAX_NUM_BATCHED_TOKENS:,}",
         # the lab (labs/kernels_cuda_graphs/cuda_graphs.py)
-        "lab_prompt": f"{lab.LAB_PROMPT_TOKENS}",
-        "lab_new": f"{lab.LAB_NEW_TOKENS}",
-        "lab_batch_small": f"{min(lab.LAB_BATCHES)}",
-        "lab_batch_large": f"{max(lab.LAB_BATCHES)}",
+        "graphs_lab_prompt": f"{lab.LAB_PROMPT_TOKENS}",
+        "graphs_lab_new": f"{lab.LAB_NEW_TOKENS}",
+        "graphs_lab_batch_small": f"{min(lab.LAB_BATCHES)}",
+        "graphs_lab_batch_large": f"{max(lab.LAB_BATCHES)}",
         # self-test
         "quiz_length": f"{QUIZ_LENGTH:,}",
         "quiz_scores_gib": f"{quiz.scores_bytes / 2**30:.1f}",
