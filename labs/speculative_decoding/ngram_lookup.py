@@ -12,7 +12,9 @@ vllm:spec_decode_num_drafts, _num_draft_tokens, _num_accepted_tokens and
 _num_accepted_tokens_per_pos. From them: the mean acceptance length 1 + accepted / drafts, the
 rate per position, the alpha the lesson's E(alpha, gamma) gives for that length, and the lesson's
 predicted speed-up at that alpha (snippets/speculative_decoding/lab_results.py). The engine's
-own totals at the end are recorded too: the calls' deltas must add up to them.
+own totals at the end are recorded too: the calls' deltas must add up to them. Both engines
+schedule synchronously: vLLM turns asynchronous scheduling off with n-gram drafts, and the
+baseline should differ from them in speculation alone.
 
   python labs/speculative_decoding/ngram_lookup.py             # Qwen2.5-7B-Instruct-AWQ on a GPU
   .venv-labs/bin/python labs/speculative_decoding/ngram_lookup.py --config tiny \\
@@ -173,6 +175,9 @@ def main() -> None:
             kv_tokens=context * largest,  # CPU: room for the largest batch's KV cache
             max_num_seqs=largest,
             speculative_config=speculative_config(config, opts),
+            # vLLM 0.26 turns asynchronous scheduling off with ngram drafts (config/vllm.py); off
+            # for both engines, so that they differ in speculation alone
+            async_scheduling=False,
         )
         vocab = llm.model_config.get_vocab_size()
 
