@@ -18,7 +18,10 @@ Checked in every labs/**/*.py:
                        owner's name)
   {"kv_role": ..., ...}  keys of KVTransferConfig; a literal kv_role among its
                        KVRole values, a literal kv_connector among the factory's registered names
-  "vllm:<name>"        a metric LLM.get_metrics() reports: a name= in vllm/v1/metrics/loggers.py
+  "vllm:<name>"        a metric LLM.get_metrics() reports: a name= in vllm/v1/metrics/loggers.py,
+                       or a "vllm:..." string in vllm/v1/spec_decode/metrics.py (spec decoding's)
+  {"num_speculative_tokens": ..., ...}  keys of SpeculativeConfig (a speculative_config dict)
+  compilation_config.X attributes of CompilationConfig
   engine.X             attributes and methods of AsyncLLM (vllm/v1/engine/async_llm.py)
   start_engine(...)    labkit's LLM(...): its keywords (but kv_tokens) as LLM(...)'s; the keys of
                        the dict labkit's engine_arguments() returns as LLM(...)'s keywords too.
@@ -57,6 +60,9 @@ SOURCES = {
     "kv_transfer": "vllm/config/kv_transfer.py",
     "kv_factory": "vllm/distributed/kv_transfer/kv_connector/factory.py",
     "metric_loggers": "vllm/v1/metrics/loggers.py",
+    "spec_decode_metrics": "vllm/v1/spec_decode/metrics.py",
+    "speculative": "vllm/config/speculative.py",
+    "compilation_config": "vllm/config/compilation.py",
     "async_llm": "vllm/v1/engine/async_llm.py",
     "version": "vllm/_version.py",
 }
@@ -104,6 +110,8 @@ def read_sources(source: Path) -> dict[str, str]:
         "kv_transfer",
         "kv_factory",
         "metric_loggers",
+        "spec_decode_metrics",
+        "speculative",
     }
     if source.suffix == ".whl":
         with zipfile.ZipFile(source) as wheel:
@@ -137,6 +145,7 @@ class Api:
     kv_roles: frozenset[str] | None = None  # the KVRole literals
     kv_connectors: frozenset[str] | None = None  # names registered with KVConnectorFactory
     metric_names: frozenset[str] | None = None  # name="vllm:..." in loggers.py (None: not read)
+    speculative: frozenset[str] | None = None  # SpeculativeConfig fields (None: not read)
     async_engine_args: frozenset[str] = frozenset()  # empty: no async_llm.py read, unchecked
     async_generate: frozenset[str] = frozenset()
     from_engine_args: frozenset[str] = frozenset()
@@ -154,6 +163,7 @@ OWNERS = {
     "parallel_config": ("parallel_config", "ParallelConfig"),
     "request_output": ("outputs", "RequestOutput"),
     "engine": ("async_llm", "AsyncLLM"),
+    "compilation_config": ("compilation_config", "CompilationConfig"),
 }
 
 
@@ -291,13 +301,26 @@ def load_api(source: Path) -> Api:
         kv_connectors=frozenset(registered_connectors(trees["kv_factory"]))
         if "kv_factory" in trees
         else None,
-        metric_names=frozenset(re.findall(r'name="(vllm:[a-z0-9_]+)"', text["metric_loggers"]))
-        if "metric_loggers" in text
+        metric_names=metric_names(text) if "metric_loggers" in text else None,
+        speculative=frozenset(
+            annotated_fields(
+                trees["speculative"], find_class(trees["speculative"], "SpeculativeConfig")
+            )
+        )
+        if "speculative" in trees
         else None,
         async_engine_args=frozenset(async_args),
         async_generate=frozenset(async_generate),
         from_engine_args=frozenset(from_args - {"cls"}),
     )
+
+
+def metric_names(text: dict[str, str]) -> frozenset[str]:
+    """Metrics loggers.py registers (name="vllm:..."), and the spec-decode counters, whose names
+    vllm/v1/spec_decode/metrics.py lists as plain strings."""
+    names = set(re.findall(r'name="(vllm:[a-z0-9_]+)"', text["metric_loggers"]))
+    names |= set(re.findall(r'"(vllm:[a-z0-9_]+)"', text.get("spec_decode_metrics", "")))
+    return frozenset(names)
 
 
 # ---------------------------------------------------------------- what the labs pass
@@ -449,6 +472,7 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
             problems.append(Problem(path, node.lineno, message))
         if isinstance(node, ast.Dict):
             problems += kv_transfer_problems(node, path, api)
+            problems += speculative_problems(node, path, api)
             keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
             if "prompt_token_ids" in keys:
                 problems += [
@@ -491,6 +515,24 @@ def kv_transfer_problems(node: ast.Dict, path: Path, api: Api) -> list[Problem]:
             message = f"{key} {value.value!r} is not a {what} in vLLM {api.version}"
             found.append(Problem(path, value.lineno, message))
     return found
+
+
+def speculative_problems(node: ast.Dict, path: Path, api: Api) -> list[Problem]:
+    """A dict literal with a num_speculative_tokens key is a speculative_config: its keys must
+    be SpeculativeConfig fields."""
+    keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+    if api.speculative is None or "num_speculative_tokens" not in keys:
+        return []
+    return [
+        Problem(
+            path,
+            node.lineno,
+            f"speculative_config key {key!r} is not a SpeculativeConfig field "
+            f"in vLLM {api.version}",
+        )
+        for key in keys
+        if key not in api.speculative
+    ]
 
 
 def check_files(paths: list[Path], api: Api) -> list[Problem]:

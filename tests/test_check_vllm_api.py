@@ -415,3 +415,39 @@ def test_the_real_release_has_what_the_part_7_labs_use(real_source):
     assert {"get_num_kv_heads", "get_total_num_kv_heads", "get_num_experts"} <= model
     assert {"architecture", "hf_config"} <= model
     assert "kv_cache_memory_bytes" in api.members["cache_config"]
+
+
+# ---------------------------------------------------------------- Part 6: speculation, compilation
+
+
+def test_the_real_release_has_what_the_speculation_and_cuda_graph_labs_use(real_source):
+    api = check_vllm_api.load_api(real_source)
+    assert {
+        "vllm:spec_decode_num_drafts",
+        "vllm:spec_decode_num_draft_tokens",
+        "vllm:spec_decode_num_accepted_tokens",
+        "vllm:spec_decode_num_accepted_tokens_per_pos",
+    } <= api.metric_names
+    lookup = {"method", "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max"}
+    assert lookup <= api.speculative
+    assert {"speculative_config", "enforce_eager", "compilation_config"} <= api.engine_args
+    assert "compilation_config" in api.members["vllm_config"]
+    compiled = {"mode", "backend", "cudagraph_mode", "cudagraph_capture_sizes"}
+    assert compiled <= api.members["compilation_config"]
+
+
+def test_the_real_release_catches_speculation_and_compilation_mistakes(
+    real_source, tmp_path, capsys
+):
+    code = (
+        'spec = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_mn": 2}\n'
+        "compilation_config = None\n"
+        "mode = compilation_config.cudagraph_modes\n"
+        'drafts = "vllm:spec_decode_num_draftz"\n'
+    )
+    path = lab_file(tmp_path, code)
+    assert check_vllm_api.main(["--vllm-src", str(real_source), str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:1: speculative_config key 'prompt_lookup_mn' is not a SpeculativeConfig" in out
+    assert f"{path}:3: compilation_config.cudagraph_modes: CompilationConfig has no" in out
+    assert f"{path}:4: metric 'vllm:spec_decode_num_draftz' is not defined" in out

@@ -395,13 +395,17 @@ def engine_starts() -> dict[str, int]:
     formats = lab_script("weight_quantization/formats.py")
     kv_fp8 = lab_script("kv_quantization_long_context/kv_fp8.py")
     default_blocks = capacity.block_list("auto,32")  # kv_capacity's --block-sizes default
+    from kernels_cuda_graphs import lab_results as graphs  # one engine per configuration
+    from speculative_decoding import lab_results as speculation
+
     return {
         "phases": 1, "sweep": 1, "batch_sweep": 1, "max_num_seqs": len(batching.VALUES),
         "kv_capacity": len(capacity.GPU_KV_BYTES) * len(default_blocks)
         + len(capacity.UTILIZATIONS),
         "prefix_cache": 1, "kv_connector": 2, "chunked_prefill": len(chunked.VALUES) + 1,
         "load_test": 1, "weight_formats": len(formats.LAB_FORMATS),
-        "kv_fp8": len(kv_fp8.LAB_DTYPES),
+        "kv_fp8": len(kv_fp8.LAB_DTYPES), "ngram_speculation": len(speculation.CONFIGS),
+        "cuda_graphs": len(graphs.CONFIGS),
         # the workflow's one RTX 4090: tp_sweep needs 4 GPUs, moe_decode an 80 GB card; their
         # pre-flights exit NOT_THIS_MACHINE before any engine starts, and verify_labs skips them
         "tp_sweep": 0, "moe_decode": 0,

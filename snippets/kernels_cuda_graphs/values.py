@@ -21,6 +21,7 @@ from core.kernels import (
 from core.models import load_model
 from core.reference import BF16_MODEL, PROMPT_LENGTHS
 from core.roofline import tpot_bound
+from kernels_cuda_graphs import lab_results as lab
 from kernels_cuda_graphs.attention_io import DECODE_CONTEXT, QUERY_TILE
 from kernels_cuda_graphs.launch import BATCHES, CONTEXT, GPU_KEYS, LAUNCH_COSTS_US
 
@@ -95,6 +96,11 @@ def values() -> dict[str, str]:
         "small_max_num_seqs": f"{SMALL_MAX_NUM_SEQS}",
         "capture_small": ", ".join(map(str, default_capture_sizes(SMALL_MAX_NUM_SEQS))),
         "capture_budget_tokens": f"{MAX_NUM_BATCHED_TOKENS:,}",
+        # the lab (labs/kernels_cuda_graphs/cuda_graphs.py)
+        "graphs_lab_prompt": f"{lab.LAB_PROMPT_TOKENS}",
+        "graphs_lab_new": f"{lab.LAB_NEW_TOKENS}",
+        "graphs_lab_batch_small": f"{min(lab.LAB_BATCHES)}",
+        "graphs_lab_batch_large": f"{max(lab.LAB_BATCHES)}",
         # self-test
         "quiz_length": f"{QUIZ_LENGTH:,}",
         "quiz_scores_gib": f"{quiz.scores_bytes / 2**30:.1f}",

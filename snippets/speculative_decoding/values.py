@@ -20,6 +20,7 @@ from core.speculative import (
     verify_critical_batch,
     verify_step_bound,
 )
+from speculative_decoding import lab_results as lab
 from speculative_decoding import simulate as sim
 from speculative_decoding.estimator import ALPHA, DRAFT_MODEL, DRAFT_TOKENS, draft_cost
 
@@ -99,6 +100,17 @@ def values() -> dict[str, str]:
         "sim_alpha_first": f"{estimates['first position']:.3f}",
         "sim_alpha_conditional": f"{estimates['conditional']:.3f}",
         "sim_alpha_from_length": f"{estimates['from mean length']:.3f}",
+        # the lab (labs/speculative_decoding/ngram_lookup.py) and what it is checked against
+        "ngram_lab_gamma": f"{lab.LAB_GAMMA}",
+        "ngram_lab_lookup_min": f"{lab.LAB_LOOKUP_MIN}",
+        "ngram_lab_lookup_max": f"{lab.LAB_LOOKUP_MAX}",
+        "ngram_lab_passage": f"{lab.LAB_PASSAGE_TOKENS}",
+        "ngram_lab_copies": f"{lab.LAB_COPIES}",
+        "ngram_lab_prompt": f"{lab.lab_prompt_tokens():,}",
+        "ngram_lab_new": f"{lab.LAB_NEW_TOKENS}",
+        "ngram_lab_batch_small": f"{min(lab.LAB_BATCHES)}",
+        "ngram_lab_batch_large": f"{max(lab.LAB_BATCHES)}",
+        "ngram_lab_speedup_slack": f"{lab.SPEEDUP_SLACK:g}",
         # self-test
         "quiz_alpha": f"{QUIZ_ALPHA}",
         "quiz_gamma": f"{QUIZ_GAMMA}",
