@@ -222,15 +222,22 @@ def bench_options(model: str, tokenizer: str, base: str, opts, result_dir: Path)
     }
 
 
-def run_bench(flags: dict) -> dict:
-    """vllm bench serve through its Python entry point: its own parser, then main()."""
+def bench_entry():
+    """vllm bench serve's Python entry point. Importing it imports vLLM and torch (seconds on a
+    CPU), so the lab does it while the server starts."""
     from vllm.benchmarks.serve import add_cli_args, main
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 
-    parser = FlexibleArgumentParser()
+    return add_cli_args, main, FlexibleArgumentParser
+
+
+def run_bench(entry, flags: dict) -> dict:
+    """vllm bench serve through its entry point: its own parser, then main()."""
+    add_cli_args, bench_main, parser_class = entry
+    parser = parser_class()
     add_cli_args(parser)
     args = parser.parse_args(cli(flags))
-    main(args)
+    bench_main(args)
     return json.loads((Path(flags["result_dir"]) / flags["result_filename"]).read_text())
 
 
@@ -253,13 +260,18 @@ def main(argv: list[str] | None = None) -> None:
         base = f"http://{HOST}:{port}"
         log = tmp / "server.log"
         flags = serve_options(spec, backend, opts, port, max_model_len, tokenizer)
+        # a SIGTERM (a test's timeout, a CI runner) must still reach the `finally` that stops
+        # the server: it runs in its own session, so no signal to this process reaches it
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit("serve_metrics: terminated"))
         started = time.monotonic()
         server = start_server(spec.model, flags, log)
         try:
-            ready_s = wait_ready(server, base, opts.start_timeout, log)
+            entry = bench_entry()
+            wait_ready(server, base, opts.start_timeout, log)
+            ready_s = time.monotonic() - started
             print(f"server ready after {ready_s:.1f} s on {base}")
             before = scrape(base)
-            bench = run_bench(bench_options(spec.model, tokenizer, base, opts, tmp))
+            bench = run_bench(entry, bench_options(spec.model, tokenizer, base, opts, tmp))
             time.sleep(1.0)  # the last request's stats reach the registry after its response
             after = scrape(base)
             idle = {
