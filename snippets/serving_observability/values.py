@@ -65,17 +65,17 @@ def values() -> dict[str, str]:
     step_fp8 = tpot_bound(r.gpu, model, w.decode_context, r.fmt, r.max_num_seqs, kv_bytes=1)
     v = {
         # the case
-        "model": model.name,
-        "gpu": r.gpu.name,
-        "gpu_gb": f"{r.gpu.memory_gb:g}",
-        "max_prompt": f"{w.max_prompt:,}",
-        "mean_prompt": f"{w.mean_prompt:,}",
-        "max_output": f"{w.max_output:,}",
-        "mean_output": f"{w.mean_output}",
-        "tpot_ms": f"{w.tpot_ms:g}",
-        "max_model_len": f"{w.max_model_len:,}",
-        "model_max_len": f"{model.max_position_embeddings:,}",
-        "decode_context": f"{w.decode_context:,}",
+        "case_model": model.name,
+        "case_gpu": r.gpu.name,
+        "case_gpu_gb": f"{r.gpu.memory_gb:g}",
+        "case_max_prompt": f"{w.max_prompt:,}",
+        "case_mean_prompt": f"{w.mean_prompt:,}",
+        "case_max_output": f"{w.max_output:,}",
+        "case_mean_output": f"{w.mean_output}",
+        "case_tpot_ms": f"{w.tpot_ms:g}",
+        "case_max_model_len": f"{w.max_model_len:,}",
+        "case_model_max_len": f"{model.max_position_embeddings:,}",
+        "case_decode_context": f"{w.decode_context:,}",
         "seq_kv_gib": f"{sequence_kv_bytes(model, w.max_model_len) / GIB:.2f}",
         "model_len_kv_gib": f"{sequence_kv_bytes(model, model.max_position_embeddings) / GIB:.1f}",
         "model_len_seqs": f"{kv_tokens(r.gpu, model, r.fmt) // model.max_position_embeddings}",
@@ -116,7 +116,7 @@ def values() -> dict[str, str]:
         "gpu_mem_util": f"{GPU_MEMORY_UTILIZATION:g}",
     }
     v.update(decision_values("rec", r))
-    v.update(decision_values("xfer", recipe(gpu_key=XFER_GPU)))
+    v.update(decision_values("h100", recipe(gpu_key=XFER_GPU)))
     long = recipe(w=LONG)
     v.update(
         {
