@@ -86,7 +86,6 @@ def values() -> dict[str, str]:
         "spec_speedup_full": f"{full:.2f}",
         # server against LLM(...)
         "large_gpu_gib": f"{LARGE_GPU_BYTES / GIB:g}",
-        "small_llm_tokens": f"{batch_defaults(l40s, 'llm').max_num_batched_tokens:,}",
         "small_serve_tokens": f"{batch_defaults(l40s, 'serve').max_num_batched_tokens:,}",
         "small_seqs": f"{batch_defaults(l40s, 'serve').max_num_seqs}",
         "large_llm_tokens": f"{batch_defaults(h100, 'llm').max_num_batched_tokens:,}",
