@@ -23,6 +23,11 @@ Checked in every labs/**/*.py:
   {"num_speculative_tokens": ..., ...}  keys of SpeculativeConfig (a speculative_config dict)
   compilation_config.X attributes of CompilationConfig
   engine.X             attributes and methods of AsyncLLM (vllm/v1/engine/async_llm.py)
+  serve_options(), bench_options()  a lab function by that name returns a dict literal of
+                       command-line options (key "max_model_len" is --max-model-len): of `vllm
+                       serve` (EngineArgs and the frontend's FrontendArgs fields; "no_x" negates a
+                       boolean x) and of `vllm bench serve` (its --options in benchmarks/serve.py
+                       and benchmarks/datasets/datasets.py)
   start_engine(...)    labkit's LLM(...): its keywords (but kv_tokens) as LLM(...)'s; the keys of
                        the dict labkit's engine_arguments() returns as LLM(...)'s keywords too.
                        LLM(**x) and AsyncEngineArgs(**x) pass only when x comes from
@@ -64,6 +69,9 @@ SOURCES = {
     "speculative": "vllm/config/speculative.py",
     "compilation_config": "vllm/config/compilation.py",
     "async_llm": "vllm/v1/engine/async_llm.py",
+    "frontend_args": "vllm/entrypoints/openai/cli_args.py",
+    "bench_serve": "vllm/benchmarks/serve.py",
+    "bench_datasets": "vllm/benchmarks/datasets/datasets.py",
     "version": "vllm/_version.py",
 }
 METRIC = re.compile(r"vllm:[a-z0-9_]+")  # a Prometheus metric name as the labs write it
@@ -112,6 +120,9 @@ def read_sources(source: Path) -> dict[str, str]:
         "metric_loggers",
         "spec_decode_metrics",
         "speculative",
+        "frontend_args",
+        "bench_serve",
+        "bench_datasets",
     }
     if source.suffix == ".whl":
         with zipfile.ZipFile(source) as wheel:
@@ -149,6 +160,8 @@ class Api:
     async_engine_args: frozenset[str] = frozenset()  # empty: no async_llm.py read, unchecked
     async_generate: frozenset[str] = frozenset()
     from_engine_args: frozenset[str] = frozenset()
+    serve_options: frozenset[str] | None = None  # `vllm serve` options as fields (None: not read)
+    bench_options: frozenset[str] | None = None  # `vllm bench serve` options, underscored
 
 
 # The name a lab gives an object -> (source key, class): `cache_config.block_size` is checked
@@ -312,6 +325,21 @@ def load_api(source: Path) -> Api:
         async_engine_args=frozenset(async_args),
         async_generate=frozenset(async_generate),
         from_engine_args=frozenset(from_args - {"cls"}),
+        serve_options=frozenset(
+            engine_args
+            | annotated_fields(
+                trees["frontend_args"], find_class(trees["frontend_args"], "FrontendArgs")
+            )
+        )
+        if "frontend_args" in trees
+        else None,
+        bench_options=frozenset(
+            option.replace("-", "_")
+            for key in ("bench_serve", "bench_datasets")
+            for option in re.findall(r'"--([a-z0-9][a-z0-9-]*)"', text[key])
+        )
+        if "bench_serve" in text and "bench_datasets" in text
+        else None,
     )
 
 
@@ -417,6 +445,7 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
         accepted["AsyncEngineArgs"] = (api.async_engine_args, "AsyncEngineArgs")
         accepted["from_engine_args"] = (api.from_engine_args, "AsyncLLM.from_engine_args")
     problems = shared_settings_problems(tree, path, llm_keywords)
+    problems += command_line_problems(tree, path, api)
     checked = checked_elsewhere(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
@@ -485,6 +514,42 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
                     if key not in api.tokens_prompt
                 ]
     return sorted(problems, key=lambda p: (str(p.path), p.line))
+
+
+def command_line_problems(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
+    """serve_options() and bench_options(): each key of the dict literal they return must be an
+    option of `vllm serve` or `vllm bench serve` ("no_x" for a boolean x's negation)."""
+    commands = {
+        "serve_options": (api.serve_options, "vllm serve"),
+        "bench_options": (api.bench_options, "vllm bench serve"),
+    }
+    problems = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef) or node.name not in commands:
+            continue
+        accepted, command = commands[node.name]
+        if accepted is None:
+            continue
+        for ret in ast.walk(node):
+            if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Dict)):
+                continue
+            for key in ret.value.keys:
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    problems.append(
+                        Problem(
+                            path,
+                            ret.lineno,
+                            f"{node.name}(): a key that is not a string literal cannot be checked",
+                        )
+                    )
+                    continue
+                name = key.value
+                if name in accepted or (name.startswith("no_") and name[3:] in accepted):
+                    continue
+                option = "--" + name.replace("_", "-")
+                message = f"{command} has no option {option} in vLLM {api.version}"
+                problems.append(Problem(path, key.lineno, message))
+    return problems
 
 
 def kv_transfer_problems(node: ast.Dict, path: Path, api: Api) -> list[Problem]:

@@ -451,3 +451,38 @@ def test_the_real_release_catches_speculation_and_compilation_mistakes(
     assert f"{path}:1: speculative_config key 'prompt_lookup_mn' is not a SpeculativeConfig" in out
     assert f"{path}:3: compilation_config.cudagraph_modes: CompilationConfig has no" in out
     assert f"{path}:4: metric 'vllm:spec_decode_num_draftz' is not defined" in out
+
+
+# ---------------------------------------------------------------- command-line options
+
+
+def test_the_real_release_has_the_server_and_benchmark_options_the_serving_lab_uses(real_source):
+    api = check_vllm_api.load_api(real_source)
+    server = {"host", "port", "disable_uvicorn_access_log", "tokenizer", "enable_prefix_caching"}
+    assert server | {"max_num_seqs", "kv_cache_memory_bytes", "load_format"} <= api.serve_options
+    bench = {"base_url", "dataset_name", "random_input_len", "random_output_len", "num_prompts"}
+    assert bench | {"request_rate", "ignore_eos", "save_result", "result_dir"} <= api.bench_options
+    assert "result_filename" in api.bench_options and "result_dir" not in api.serve_options
+
+
+@pytest.mark.parametrize(
+    ("function", "key", "expected"),
+    [
+        ("serve_options", "max_model_lenn", "vllm serve has no option --max-model-lenn"),
+        ("serve_options", "no_enforce_eagerr", "vllm serve has no option --no-enforce-eagerr"),
+        ("bench_options", "random_inptu_len", "vllm bench serve has no option --random-inptu-len"),
+        ("bench_options", "max_model_len", "vllm bench serve has no option --max-model-len"),
+    ],
+)  # fmt: skip
+def test_the_real_release_catches_an_invented_command_line_option(
+    real_source, tmp_path, capsys, function, key, expected
+):
+    code = f'def {function}():\n    return {{"seed": 0, "{key}": 1}}\n'
+    path = lab_file(tmp_path, code)
+    assert check_vllm_api.main(["--vllm-src", str(real_source), str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:2: {expected} in vLLM 0.26.0" in out
+    good = f'def {function}():\n    return {{"seed": 0, "no_enable_prefix_caching": True}}\n'
+    if function == "bench_options":
+        good = good.replace("no_enable_prefix_caching", "ignore_eos")
+    assert check_vllm_api.main(["--vllm-src", str(real_source), str(lab_file(tmp_path, good))]) == 0

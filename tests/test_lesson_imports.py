@@ -60,6 +60,14 @@ TAUGHT: dict[tuple[str, str], tuple[set[str], str]] = {
         {"Hardware", "request_stream", "simulate"},
         "the continuous-batching simulator, run with a plan's step times for its load ceiling",
     ),
+    ("serving_observability", "chunked_prefill.budget"): (
+        {"plan"},
+        "a prompt's steps and slowest step under a token budget: picks max_num_batched_tokens",
+    ),
+    ("serving_observability", "speculative_decoding.estimator"): (
+        {"ALPHA", "DRAFT_TOKENS"},
+        "the acceptance rate and draft length the speculation row of the tuning table assumes",
+    ),
     ("playground", "roofline.chart"): ({"chart"}, "the roofline chart, for the reader's choice"),
     ("speculative_decoding", "batched_decode.batch_bound"): (
         {"CONTEXT", "configurations", "max_batch"},
