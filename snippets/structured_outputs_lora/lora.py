@@ -57,16 +57,18 @@ def reserved_bytes(model: ModelSpec, max_loras: int, max_lora_rank: int) -> floa
     return max_loras * adapter_bytes(model, max_lora_rank)
 
 
-def step_with_adapters(gpu, model: ModelSpec, fmt, active: int, max_lora_rank: int) -> Bound:
-    """The decode step's floor (BATCH sequences at CONTEXT) with `active` distinct adapters: their
-    slots read once, and 2 r (d_in + d_out) more FLOPs per token per adapted matrix (every
-    sequence is taken to have an adapter when any is active)."""
+def step_with_adapters(
+    gpu, model: ModelSpec, fmt, active: int, max_lora_rank: int, batch=BATCH, context=CONTEXT
+) -> Bound:
+    """The floor of a decode step of `batch` sequences at `context` cached tokens with `active`
+    distinct adapters: their slots read once, and 2 r (d_in + d_out) more FLOPs per token per
+    adapted matrix (every sequence is taken to have an adapter when any is active)."""
     if active < 0:
         raise ValueError(f"active adapters cannot be negative, got {active}")
     extra_bytes = active * adapter_bytes(model, max_lora_rank)
-    extra_flops = 2 * adapter_params(model, max_lora_rank) * BATCH if active else 0
-    nbytes = decode_bytes(model, CONTEXT, fmt, BATCH) + extra_bytes
-    return bound(gpu, decode_flops(model, BATCH) + extra_flops, nbytes, fmt)
+    extra_flops = 2 * adapter_params(model, max_lora_rank) * batch if active else 0
+    nbytes = decode_bytes(model, context, fmt, batch) + extra_bytes
+    return bound(gpu, decode_flops(model, batch) + extra_flops, nbytes, fmt)
 
 
 def main() -> None:

@@ -34,6 +34,10 @@ from structured_outputs_lora.mask import (
 )
 from structured_outputs_lora.mask import CONTEXT as MASK_CONTEXT
 
+# labs/structured_outputs_lora/structured_lora.py's defaults (tests/test_structured_outputs_lora.py
+# ties them): requests per scene, prompt tokens, adapters (max_loras) at the lab's rank
+LAB_REQUESTS, LAB_PROMPT, LAB_ADAPTERS = 8, 64, 2
+
 # Transfer question: another model and GPU, a larger rank and more slots.
 T_MODEL, T_GPU, T_RANK, T_LORAS, T_BATCH = "llama-3.1-8b-instruct", "h100_sxm", 64, 8, 256
 
@@ -58,6 +62,13 @@ def values() -> dict[str, str]:
     with_most = step_with_adapters(gpu, model, fmt, most, MAX_LORA_RANK).seconds
     full = adapter_bytes(model, MAX_LORA_RANK)
 
+    # the lab's default run: every step's context is at least the prompt
+    lab_floor = tpot_bound(gpu, model, LAB_PROMPT, fmt, LAB_REQUESTS).seconds
+    lab_mask_s = mask_gpu_bytes(model.vocab_size, LAB_REQUESTS) / gpu.bandwidth_bytes
+    lab_with = step_with_adapters(
+        gpu, model, fmt, LAB_ADAPTERS, LAB_RANK, batch=LAB_REQUESTS, context=LAB_PROMPT
+    ).seconds
+
     t_model = load_model(T_MODEL)
     t_fmt = checkpoint_format(t_model)
     t_gpu = load_gpu(T_GPU)
@@ -66,12 +77,9 @@ def values() -> dict[str, str]:
     t_most = step_with_adapters(t_gpu, t_model, t_fmt, T_LORAS, T_RANK).seconds
     t_row = bitmask_row_bytes(t_model.vocab_size)
     return {
-        "model_name": model.name,
-        "gpu_name": gpu.name,
-        "fmt_name": fmt.name,
+        "awq_model_name": model.name,  # the GPU and layers: kv_cache.gpu_name, kv_cache.layers
         # the token bitmask
         "vocab_size": f"{model.vocab_size:,}",
-        "word_bits": f"{WORD_BITS}",
         "mask_words": f"{-(-model.vocab_size // WORD_BITS):,}",
         "mask_row_bytes": f"{row:,}",
         "mask_context": f"{MASK_CONTEXT:,}",
@@ -84,7 +92,6 @@ def values() -> dict[str, str]:
         "mask_large_even_us": f"{break_even_fill_s(mask_floor(large), large) * 1e6:.0f}",
         "serial_fill_up_to": f"{SERIAL_FILL_UP_TO}",
         # LoRA bytes and slots
-        "layers": f"{model.num_layers}",
         "all_modules": f"{len(ALL_MODULES)}",
         "lab_rank": f"{LAB_RANK}",
         "lab_modules": " / ".join(LAB_MODULES),
@@ -104,6 +111,13 @@ def values() -> dict[str, str]:
         "step_most_mb": f"{most * full / 1e6:.0f}",
         "step_most_ms": f"{with_most * 1e3:.2f}",
         "step_most_added": f"{with_most / base - 1:.1%}",
+        # the lab
+        "lab_requests": f"{LAB_REQUESTS}",
+        "lab_prompt_tokens": f"{LAB_PROMPT}",
+        "lab_floor_ms": f"{lab_floor * 1e3:.2f}",
+        "lab_mask_share": f"{lab_mask_s / lab_floor:.2%}",
+        "lab_reserved_mb": f"{reserved_bytes(model, LAB_ADAPTERS, LAB_RANK) / 1e6:.1f}",
+        "lab_lora_added": f"{lab_with / lab_floor - 1:.1%}",
         # self-test
         "t_model": t_model.name,
         "t_gpu": t_gpu.name,
