@@ -28,6 +28,9 @@ Checked in every labs/**/*.py:
                        serve` (EngineArgs and the frontend's FrontendArgs fields; "no_x" negates a
                        boolean x) and of `vllm bench serve` (its --options in benchmarks/serve.py
                        and benchmarks/datasets/datasets.py)
+  StructuredOutputsParams(...), LoRARequest(...)  their fields; x.structured_outputs.<name>
+                       a StructuredOutputsParams field; structured_outputs_config={...}: keys
+                       of StructuredOutputsConfig, a literal backend among its backends
   start_engine(...)    labkit's LLM(...): its keywords (but kv_tokens) as LLM(...)'s; the keys of
                        the dict labkit's engine_arguments() returns as LLM(...)'s keywords too.
                        LLM(**x) and AsyncEngineArgs(**x) pass only when x comes from
@@ -72,6 +75,8 @@ SOURCES = {
     "frontend_args": "vllm/entrypoints/openai/cli_args.py",
     "bench_serve": "vllm/benchmarks/serve.py",
     "bench_datasets": "vllm/benchmarks/datasets/datasets.py",
+    "lora_request": "vllm/lora/request.py",
+    "structured_outputs_config": "vllm/config/structured_outputs.py",
     "version": "vllm/_version.py",
 }
 METRIC = re.compile(r"vllm:[a-z0-9_]+")  # a Prometheus metric name as the labs write it
@@ -114,7 +119,7 @@ def find_source(explicit: Path | None = None, root: Path = ROOT) -> Path:
 
 def read_sources(source: Path) -> dict[str, str]:
     """Every file of SOURCES; those only OWNERS need may be absent (then unchecked, see Api)."""
-    optional = ({key for key, _ in OWNERS.values()} - {"llm"}) | {
+    optional = ({key for key, _ in OWNERS.values()} - {"llm", "sampling_params"}) | {
         "kv_transfer",
         "kv_factory",
         "metric_loggers",
@@ -123,6 +128,8 @@ def read_sources(source: Path) -> dict[str, str]:
         "frontend_args",
         "bench_serve",
         "bench_datasets",
+        "lora_request",
+        "structured_outputs_config",
     }
     if source.suffix == ".whl":
         with zipfile.ZipFile(source) as wheel:
@@ -162,6 +169,10 @@ class Api:
     from_engine_args: frozenset[str] = frozenset()
     serve_options: frozenset[str] | None = None  # `vllm serve` options as fields (None: not read)
     bench_options: frozenset[str] | None = None  # `vllm bench serve` options, underscored
+    structured_outputs_params: frozenset[str] | None = None  # None: not in sampling_params.py
+    lora_request: frozenset[str] | None = None  # LoRARequest fields (None: not read)
+    structured_outputs_config: frozenset[str] | None = None  # StructuredOutputsConfig fields
+    structured_outputs_backends: frozenset[str] | None = None  # its backend Literal's names
 
 
 # The name a lab gives an object -> (source key, class): `cache_config.block_size` is checked
@@ -177,6 +188,7 @@ OWNERS = {
     "request_output": ("outputs", "RequestOutput"),
     "engine": ("async_llm", "AsyncLLM"),
     "compilation_config": ("compilation_config", "CompilationConfig"),
+    "structured_outputs": ("sampling_params", "StructuredOutputsParams"),
 }
 
 
@@ -263,6 +275,25 @@ def registered_connectors(tree: ast.Module) -> set[str]:
     }
 
 
+# owners whose class must be in its source when the source is read; the others may be absent
+# from it (a miniature source in the tests has no StructuredOutputsParams)
+STRICT_OWNERS = set(OWNERS) - {"structured_outputs"}
+
+
+def has_class(tree: ast.Module, name: str) -> bool:
+    return any(isinstance(node, ast.ClassDef) and node.name == name for node in tree.body)
+
+
+def fields_of(trees: dict[str, ast.Module], key: str, name: str) -> frozenset[str] | None:
+    """The annotated fields of class `name` in source `key`; None when either is absent."""
+    if key not in trees:
+        return None
+    try:
+        return frozenset(annotated_fields(trees[key], find_class(trees[key], name)))
+    except LookupError:
+        return None
+
+
 def load_api(source: Path) -> Api:
     text = read_sources(source)
     version = re.search(r"__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)", text["version"])
@@ -299,7 +330,7 @@ def load_api(source: Path) -> Api:
         members={
             owner: frozenset(class_members(trees[key], find_class(trees[key], name)))
             for owner, (key, name) in OWNERS.items()
-            if key in trees
+            if key in trees and (owner in STRICT_OWNERS or has_class(trees[key], name))
         },
         kv_transfer=frozenset(
             annotated_fields(
@@ -339,6 +370,14 @@ def load_api(source: Path) -> Api:
             for option in re.findall(r'"--([a-z0-9][a-z0-9-]*)"', text[key])
         )
         if "bench_serve" in text and "bench_datasets" in text
+        else None,
+        structured_outputs_params=fields_of(trees, "sampling_params", "StructuredOutputsParams"),
+        lora_request=fields_of(trees, "lora_request", "LoRARequest"),
+        structured_outputs_config=fields_of(
+            trees, "structured_outputs_config", "StructuredOutputsConfig"
+        ),
+        structured_outputs_backends=frozenset(literal_strings(trees["structured_outputs_config"]))
+        if "structured_outputs_config" in trees
         else None,
     )
 
@@ -441,6 +480,12 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
         "generate": (api.generate, "LLM.generate"),
         "TokensPrompt": (api.tokens_prompt, "TokensPrompt"),
     }
+    for call, fields, where in (
+        ("StructuredOutputsParams", api.structured_outputs_params, "StructuredOutputsParams"),
+        ("LoRARequest", api.lora_request, "LoRARequest"),
+    ):
+        if fields is not None:  # init=False fields (a leading underscore) are not keywords
+            accepted[call] = (frozenset(f for f in fields if not f.startswith("_")), where)
     if api.async_generate:  # vllm/v1/engine/async_llm.py was read
         accepted["AsyncEngineArgs"] = (api.async_engine_args, "AsyncEngineArgs")
         accepted["from_engine_args"] = (api.from_engine_args, "AsyncLLM.from_engine_args")
@@ -499,6 +544,8 @@ def check_tree(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
         ):
             message = f"metric {node.value!r} is not defined in vLLM {api.version}'s loggers.py"
             problems.append(Problem(path, node.lineno, message))
+        if isinstance(node, ast.Call):
+            problems += structured_config_problems(node, path, api)
         if isinstance(node, ast.Dict):
             problems += kv_transfer_problems(node, path, api)
             problems += speculative_problems(node, path, api)
@@ -550,6 +597,36 @@ def command_line_problems(tree: ast.AST, path: Path, api: Api) -> list[Problem]:
                 message = f"{command} has no option {option} in vLLM {api.version}"
                 problems.append(Problem(path, key.lineno, message))
     return problems
+
+
+def structured_config_problems(call: ast.Call, path: Path, api: Api) -> list[Problem]:
+    """A structured_outputs_config={...} literal: StructuredOutputsConfig keys, a known backend."""
+    if api.structured_outputs_config is None:
+        return []
+    found = []
+    for kw in call.keywords:
+        if kw.arg != "structured_outputs_config" or not isinstance(kw.value, ast.Dict):
+            continue
+        for key, value in zip(kw.value.keys, kw.value.values, strict=True):
+            if not isinstance(key, ast.Constant):
+                continue
+            if key.value not in api.structured_outputs_config:
+                message = (
+                    f"structured_outputs_config key {key.value!r} is not a "
+                    f"StructuredOutputsConfig field in vLLM {api.version}"
+                )
+                found.append(Problem(path, key.lineno, message))
+            elif (
+                key.value == "backend"
+                and isinstance(value, ast.Constant)
+                and api.structured_outputs_backends
+                and value.value not in api.structured_outputs_backends
+            ):
+                message = (
+                    f"structured outputs backend {value.value!r} is not one of vLLM {api.version}'s"
+                )
+                found.append(Problem(path, value.lineno, message))
+    return found
 
 
 def kv_transfer_problems(node: ast.Dict, path: Path, api: Api) -> list[Problem]:

@@ -28,6 +28,7 @@ from batched_decode.batch_bound import (
 )
 from batched_decode.values import values
 from conftest import ROOT
+from core import roofline
 from core.formats import FP8, checkpoint_format, resident_weight_bytes, streamed_weight_bytes
 from core.forward import decode_matmul_params
 from core.gpus import load_gpus
@@ -328,7 +329,7 @@ def test_lab_results_tables_a_recorded_run_beside_its_bounds(tmp_path, capsys):
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert [r.split(" | ")[0] for r in rows] == ["| 1", "| 2", "| 4", "| 8"]
-    bound = lab_results.batch_tpot_bound_s(RTX, QWEN, BF16, 512, 128, 8, after=64)
+    bound = roofline.batch_tpot_bound_s(RTX, QWEN, BF16, 512, 128, 8, after=64)
     assert rows[-1].split(" | ")[2] == f"{bound * 1e3:,.2f}"  # the steps the difference measures
     assert bound > step(RTX, QWEN, BF16, 512, 8).tpot_s  # mean over growing contexts
 

@@ -486,3 +486,46 @@ def test_the_real_release_catches_an_invented_command_line_option(
     if function == "bench_options":
         good = good.replace("no_enable_prefix_caching", "ignore_eos")
     assert check_vllm_api.main(["--vllm-src", str(real_source), str(lab_file(tmp_path, good))]) == 0
+
+
+# ---------------------------------------------------------------- structured outputs and LoRA
+
+
+def test_the_real_release_has_what_the_structured_outputs_lora_lab_uses(real_source):
+    api = check_vllm_api.load_api(real_source)
+    assert {"json", "regex", "choice", "grammar", "json_object", "structural_tag"} <= (
+        api.structured_outputs_params
+    )
+    assert "_backend" in api.members["structured_outputs"]  # set by vLLM's validation
+    assert {"lora_name", "lora_int_id", "lora_path"} <= api.lora_request
+    assert {"backend", "disable_any_whitespace"} <= api.structured_outputs_config
+    assert {"auto", "xgrammar", "guidance", "outlines"} <= api.structured_outputs_backends
+    lora = {"enable_lora", "max_loras", "max_lora_rank", "structured_outputs_config"}
+    assert lora <= api.engine_args
+    assert {"structured_outputs", "skip_tokenizer_init"} <= api.sampling_params | api.llm_init
+
+
+def test_the_real_release_catches_structured_outputs_and_lora_mistakes(real_source, tmp_path):
+    code = textwrap.dedent("""\
+        so = StructuredOutputsParams(json={}, guided_json="{}")
+        lora = LoRARequest(lora_name="a", lora_int_id=1, lora_dir="x")
+        llm = LLM(model="m", structured_outputs_config={"backend": "xgramar", "strict": True})
+        chosen = params.structured_outputs.backend_name
+    """)
+    path = lab_file(tmp_path, code)
+    found = problems(real_source, path)
+    assert found == [
+        f"{path}:1: StructuredOutputsParams() keyword 'guided_json' is not accepted by "
+        "StructuredOutputsParams in vLLM 0.26.0",
+        f"{path}:2: LoRARequest() keyword 'lora_dir' is not accepted by LoRARequest in vLLM 0.26.0",
+        f"{path}:3: structured outputs backend 'xgramar' is not one of vLLM 0.26.0's",
+        f"{path}:3: structured_outputs_config key 'strict' is not a StructuredOutputsConfig "
+        "field in vLLM 0.26.0",
+        f"{path}:4: structured_outputs.backend_name: StructuredOutputsParams has no "
+        "'backend_name' in vLLM 0.26.0",
+    ]
+
+
+def test_without_the_structured_outputs_sources_nothing_of_them_is_checked(fake_source, tmp_path):
+    code = "so = StructuredOutputsParams(invented=1)\nlora = LoRARequest(invented=1)\n"
+    assert problems(fake_source, lab_file(tmp_path, code)) == []

@@ -405,7 +405,7 @@ def engine_starts() -> dict[str, int]:
         "prefix_cache": 1, "kv_connector": 2, "chunked_prefill": len(chunked.VALUES) + 1,
         "load_test": 1, "weight_formats": len(formats.LAB_FORMATS),
         "kv_fp8": len(kv_fp8.LAB_DTYPES), "ngram_speculation": len(speculation.CONFIGS),
-        "cuda_graphs": len(graphs.CONFIGS),
+        "cuda_graphs": len(graphs.CONFIGS), "serve_metrics": 1, "structured_lora": 1,
         # the workflow's one RTX 4090: tp_sweep needs 4 GPUs, moe_decode an 80 GB card; their
         # pre-flights exit NOT_THIS_MACHINE before any engine starts, and verify_labs skips them
         "tp_sweep": 0, "moe_decode": 0,

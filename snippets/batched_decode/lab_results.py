@@ -20,7 +20,7 @@ from core.formats import WeightFormat
 from core.gpus import GPU
 from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
 from core.models import ModelSpec
-from core.roofline import tpot_bound
+from core.roofline import batch_tpot_bound_s
 
 LAB = "batch_sweep"
 # The lab's defaults (labs/batched_decode/batch_sweep.py; tests/test_batched_decode.py checks them)
@@ -83,21 +83,6 @@ TEXT = {
         ),
     },
 }
-
-
-def batch_tpot_bound_s(
-    gpu: GPU,
-    spec: ModelSpec,
-    fmt: WeightFormat,
-    prompt: int,
-    new: int,
-    batch: int,
-    after: int = 1,
-) -> float:
-    """Mean lower bound of a batch's decode steps that generate tokens after+1 .. new, every
-    sequence in step (after=1: every step after the prefill's first token)."""
-    steps = [tpot_bound(gpu, spec, prompt + i - 1, fmt, batch).seconds for i in range(after, new)]
-    return sum(steps) / len(steps)
 
 
 def step_bound_s(

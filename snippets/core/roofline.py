@@ -279,3 +279,18 @@ def batch_step_bound(
 ) -> Bound:
     """One engine step with any number of prefill chunks and decodes of different contexts."""
     return StepCost.of(gpu, model, fmt).bound(chunks, decode_contexts)
+
+
+def batch_tpot_bound_s(
+    gpu: GPU,
+    spec: ModelSpec,
+    fmt: WeightFormat,
+    prompt: int,
+    new: int,
+    batch: int,
+    after: int = 1,
+) -> float:
+    """Mean lower bound of a batch's decode steps that generate tokens after+1 .. new, every
+    sequence in step (after=1: every step after the prefill's first token)."""
+    steps = [tpot_bound(gpu, spec, prompt + i - 1, fmt, batch).seconds for i in range(after, new)]
+    return sum(steps) / len(steps)

@@ -5,7 +5,7 @@ The lab starts one engine with enforce_eager=True (no torch.compile, no CUDA gra
 vLLM's defaults (torch.compile, then CUDA graphs captured for every size of
 core.kernels.default_capture_sizes), each in a fresh process with empty compile caches, and
 measures the start-up and batch-1 and batch-32 TPOT. The floor of a batch's TPOT is the mean
-lower bound of its decode steps (batched_decode.lab_results.batch_tpot_bound_s); the launch
+lower bound of its decode steps (core.roofline.batch_tpot_bound_s); the launch
 overhead that CUDA graphs remove is what lies between the eager TPOT and that floor. With no
 recorded run this prints the floors at the lab's defaults and the capture sizes the default
 engine will report on an RTX 4090 with the AWQ model, and no measured figure.
@@ -17,13 +17,13 @@ import statistics
 import sys
 from pathlib import Path
 
-from batched_decode.lab_results import batch_tpot_bound_s
 from core.engine import MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS
 from core.formats import WeightFormat, checkpoint_format
 from core.gpus import GPU, load_gpus
 from core.kernels import default_capture_sizes, kernels_per_step
 from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
 from core.models import ModelSpec, model_for_repo
+from core.roofline import batch_tpot_bound_s
 
 LAB = "cuda_graphs"
 CONFIGS = ("eager", "default")  # enforce_eager=True; vLLM's defaults (compile + CUDA graphs)

@@ -6,7 +6,7 @@ call): the mean acceptance length 1 + accepted / drafts and the alpha whose E(al
 equals it (core.speculative.alpha_from_mean_length). From that alpha, the lesson predicts the
 speed-up at the run's batch and context (core.speculative.batched_speedup, a ratio of two lower
 bounds) and the rate at each draft position (alpha^i if alpha were the same everywhere). The TPOT
-floors: a plain decode step's lower bound (batched_decode.lab_results.batch_tpot_bound_s), and
+floors: a plain decode step's lower bound (core.roofline.batch_tpot_bound_s), and
 with speculation that bound over the mean acceptance length (every step reads the weights at
 least once and emits at most that many tokens per request on average). With no recorded run
 this prints the floors at the lab's defaults on an RTX 4090 with the AWQ model, and no
@@ -20,11 +20,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from batched_decode.lab_results import batch_tpot_bound_s
 from core.formats import WeightFormat, checkpoint_format
 from core.gpus import GPU, load_gpus
 from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
 from core.models import ModelSpec, model_for_repo
+from core.roofline import batch_tpot_bound_s
 from core.speculative import alpha_from_mean_length, batched_speedup
 from speculative_decoding.estimator import DRAFT_TOKENS
 
