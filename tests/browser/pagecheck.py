@@ -37,7 +37,18 @@ def lazy_blocks_selector(css: str) -> str:
     return " ".join(rule[1].split())
 
 
+def eager_tail_selector(css: str) -> str:
+    """The selector of the article's last blocks, which extra.css lays out at load on purpose (a
+    skipped block's content measured by a checker would overflow onto the footer)."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rule = re.search(r"([^{},]*:nth-last-child\([^)]*\)[^{},]*?)\s*[,{]", css)
+    if rule is None:
+        raise AssertionError("extra.css lays out no tail of the article at load (:nth-last-child)")
+    return " ".join(rule[1].split())
+
+
 LAZY_BLOCKS = lazy_blocks_selector(EXTRA_CSS.read_text(encoding="utf-8"))
+EAGER_TAIL = eager_tail_selector(EXTRA_CSS.read_text(encoding="utf-8"))
 LAY_OUT_EVERYTHING = f"{LAZY_BLOCKS} {{ content-visibility: visible !important; }}"
 
 DOM_JS = """() => {
@@ -73,14 +84,15 @@ AXE_JS = """async () => {
 
 # Which blocks the browser skipped at load (content-visibility: auto leaves a block's content
 # undrawn until it nears the viewport; Chromium's margin is 150 % of the viewport), and the blocks
-# more than three screens down whose content it drew anyway.
-LAZY_JS = """(lazyBlocks) => {
+# more than three screens down whose content it drew anyway (but for the tail it draws on purpose).
+LAZY_JS = """([lazyBlocks, eagerTail]) => {
   const blocks = [...document.querySelectorAll(lazyBlocks)].filter(b => b.firstElementChild);
   const drawn = b => b.firstElementChild.checkVisibility({ contentVisibilityAuto: true });
   return {
     notebook: !!document.querySelector(".jupyter-wrapper"),
     skipped: blocks.filter(b => !drawn(b)).length,
-    drawnFar: blocks.filter(b => b.getBoundingClientRect().top > 3 * innerHeight && drawn(b))
+    drawnFar: blocks.filter(b => !b.matches(eagerTail))
+      .filter(b => b.getBoundingClientRect().top > 3 * innerHeight && drawn(b))
       .map(b => b.tagName.toLowerCase() + "." + b.className),
   };
 }"""
@@ -178,7 +190,7 @@ def visit(browser: Browser, url: str, axe_source: str | None = None) -> PageRepo
         report.mermaid_in_html = len(MERMAID_IN_HTML.findall(html))
         if page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS) is None:
             report.problems.append(f"math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
-        lazy = page.evaluate(LAZY_JS, LAZY_BLOCKS)
+        lazy = page.evaluate(LAZY_JS, [LAZY_BLOCKS, EAGER_TAIL])
         report.notebook, report.skipped_blocks = lazy["notebook"], lazy["skipped"]
         report.far_blocks_drawn = lazy["drawnFar"]
         # extra.css lets the browser skip laying out blocks far from the viewport until the
