@@ -3,6 +3,7 @@
 import dataclasses
 import datetime
 import json
+import re
 import tomllib
 
 import pytest
@@ -203,6 +204,8 @@ def has_lab(page) -> bool:
     return (ROOT / "labs" / page.name.split(".")[0] / "claims.py").is_file()
 
 
+# a lab whose model no publisher in core/published.toml measured: its page says so (model key)
+NO_PUBLISHED_MODEL = {"moe_expert_parallelism": "qwen3-30b-a3b"}
 LAB_PAGES = sorted(p for p in (ROOT / "docs").glob("*/*.md") if has_lab(p))
 
 
@@ -232,10 +235,16 @@ def test_every_lab_page_quotes_the_closest_published_row(page, built_site):
 
     slug = page.name.split(".")[0]
     labs = set(verify_labs.claims_module(slug).CLAIMS)
-    assert "from core.published import lab_card" in page.read_text(encoding="utf-8"), page
+    text = page.read_text(encoding="utf-8")
+    if slug in NO_PUBLISHED_MODEL:  # the page says so instead of quoting another model's row
+        assert NO_PUBLISHED_MODEL[slug] not in {r.model for r in load_published()}
+        assert "core/published.toml" in text, page
+        return
+    assert re.search(r"from core\.published import [^\n]*\blab_card\b", text), page
     html_path = built_site.site / ("en/" if page.name.endswith(".en.md") else "")
     html = (html_path / page.parent.name / slug / "index.html").read_text(encoding="utf-8")
-    assert len(LAB_PAGES) == 16  # 8 labs, two languages
+    assert len(LAB_PAGES) == 2 * len(verify_labs.lab_folders()) - 2  # two languages; calibration's
+    # own lab is the machine's roofline, not a vLLM lab with a card
     if not recorded_runs(labs=labs):
         quote = "closest published measurement" if ".en." in page.name else "离它最近的一条"
         assert quote in html, page

@@ -122,6 +122,7 @@ STAGES = (
     "reading",
     "learning_map",
     "interview",
+    "notation",
     "i18n_pairs",
     "local_assets",
     "abbreviations",

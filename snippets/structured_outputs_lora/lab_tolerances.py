@@ -8,3 +8,7 @@ quotes them.
 
 CONSTRAINED_TPOT_RATIO = 1.5  # at most this x the plain batch's time per output token
 LORA_TPOT_RATIO = 2.0  # the mixed-adapter batch, likewise
+
+if __name__ == "__main__":
+    print(f"constrained batches: at most {CONSTRAINED_TPOT_RATIO:g}x the plain batch's TPOT")
+    print(f"mixed-adapter batch: at most {LORA_TPOT_RATIO:g}x the plain batch's TPOT")
