@@ -62,3 +62,19 @@ def results_file(path: Path, results_dir: Path = RESULTS) -> str:
     """Where a run's file sits, as a reader of the repository finds it (labs/results/...)."""
     root = results_dir.parents[1]
     return path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+
+
+def provenance(
+    template: str, path: Path, run: dict, gpu: GPU | None, results_dir: Path = RESULTS
+) -> str:
+    """A recorded run's label, from a page's `template` with the fields gpu, device, vllm, model,
+    quant, date and file: where and with what the run was made, and the file that holds it."""
+    return template.format(
+        gpu=gpu.name if gpu else run["device"]["name"],
+        device=run["device"]["name"],
+        vllm=run["software"]["vllm"],
+        model=run["model"]["id"],
+        quant=run["model"]["quantization"] or "—",
+        date=run["date"][:10],
+        file=results_file(path, results_dir),
+    )

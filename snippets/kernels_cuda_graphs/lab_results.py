@@ -21,7 +21,7 @@ from core.engine import MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS
 from core.formats import WeightFormat, checkpoint_format
 from core.gpus import GPU, load_gpus
 from core.kernels import default_capture_sizes, kernels_per_step
-from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
+from core.lab_results import RESULTS, model_for, provenance, runs_with_gpus
 from core.models import ModelSpec, model_for_repo
 from core.roofline import batch_tpot_bound_s
 
@@ -177,16 +177,7 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
             print(f"| {b} | {floor * 1e3:.2f} |")
         return
     for path, run, gpu in runs:
-        provenance = text["run"].format(
-            gpu=gpu.name if gpu else run["device"]["name"],
-            device=run["device"]["name"],
-            vllm=run["software"]["vllm"],
-            model=run["model"]["id"],
-            quant=run["model"]["quantization"] or "—",
-            date=run["date"][:10],
-            file=results_file(path, results_dir),
-        )
-        print(f"{provenance}\n")
+        print(f"{provenance(text['run'], path, run, gpu, results_dir)}\n")
         print("\n".join(table(run, gpu, text["header"])))
         print()
     print(text["notes"])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from core.formats import WeightFormat, checkpoint_format
 from core.gpus import GPU, load_gpus
-from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
+from core.lab_results import RESULTS, model_for, provenance, runs_with_gpus
 from core.models import ModelSpec, model_for_repo
 from core.roofline import batch_tpot_bound_s
 from core.speculative import alpha_from_mean_length, batched_speedup
@@ -267,16 +267,7 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
             print("| " + " | ".join(cells) + " |")
         return
     for path, run, gpu in runs:
-        provenance = text["run"].format(
-            gpu=gpu.name if gpu else run["device"]["name"],
-            device=run["device"]["name"],
-            vllm=run["software"]["vllm"],
-            model=run["model"]["id"],
-            quant=run["model"]["quantization"] or "—",
-            date=run["date"][:10],
-            file=results_file(path, results_dir),
-        )
-        print(f"{provenance}\n")
+        print(f"{provenance(text['run'], path, run, gpu, results_dir)}\n")
         print("\n".join(table(run, gpu, text["header"])))
         print()
     print(text["notes"])
