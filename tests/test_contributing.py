@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import COURSE, ROOT
+from conftest import COURSE, NOT_A_LESSON, ROOT
 
 GUIDE = ROOT / "CONTRIBUTING.md"
 SNIPPETS = ROOT / "snippets"
@@ -171,3 +171,10 @@ def test_every_adr_is_listed_in_both_indexes():
         text = (ROOT / "docs" / "adr" / index).read_text(encoding="utf-8")
         missing = [name for name in adrs if f"]({name})" not in text]
         assert not missing, f"docs/adr/{index} does not list {missing}"
+
+
+def test_rule_r3_names_every_package_that_is_not_a_lesson():
+    rule = re.search(r"^- \*\*R3 .*?(?=^- \*\*R\d)", GUIDE.read_text("utf-8"), re.M | re.S)
+    assert rule, "CONTRIBUTING.md has no rule R3"
+    unnamed = [name for name in NOT_A_LESSON if f"`{name}`" not in rule.group(0)]
+    assert not unnamed, f"CONTRIBUTING.md R3 does not name the non-lesson packages {unnamed}"
