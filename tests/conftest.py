@@ -188,3 +188,19 @@ def pytest_collection_modifyitems(config, items) -> None:
         one_worker = item.get_closest_marker("one_worker") is not None
         file = item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group("one_worker" if one_worker else file))
+
+
+# (wall-clock, CPU) seconds of each lab smoke run (tests/test_labs_smoke.py fills it), shown at
+# the end so that the labs tier's log says what each lab costs: a new lab's budget is 90 s on a
+# quiet machine, where the wall clock is about the CPU time (a run is mostly one busy thread)
+LAB_SMOKE_SECONDS: dict[str, tuple[float, float]] = {}
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not LAB_SMOKE_SECONDS:
+        return
+    terminalreporter.section("lab smoke runs: wall-clock and CPU seconds each")
+    for lab, (wall, cpu) in sorted(LAB_SMOKE_SECONDS.items(), key=lambda item: -item[1][1]):
+        terminalreporter.write_line(f"{wall:6.0f} {cpu:6.0f}  {lab}")
+    walls, cpus = zip(*LAB_SMOKE_SECONDS.values(), strict=True)
+    terminalreporter.write_line(f"{sum(walls):6.0f} {sum(cpus):6.0f}  in all")

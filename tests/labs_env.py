@@ -16,9 +16,19 @@ LABS_PYTHON = ROOT / ".venv-labs" / "bin" / "python"
 _ENGINE_SOCKETS = tempfile.TemporaryDirectory(prefix="labs-ipc-")
 
 
+# vLLM's engine core in the lab's own process, with its one worker beside it (vLLM's UniProc
+# executor), instead of an engine-core process that starts a worker process: on a CPU each of
+# those processes imports vLLM and torch again, which took most of a smoke run (kv_fp8's two
+# engines: 228 s in separate processes, 61 s in one, the same results). Labs that need more
+# processes still get them: `vllm serve` keeps its API server and engine core apart, and
+# tensor parallelism starts one worker per rank. The readers' and the GPU workflow's runs keep
+# vLLM's default.
+ENGINE_IN_PROCESS = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+
+
 def lab_environment() -> dict[str, str]:
     """The environment a lab runs in under the tests."""
-    return {**os.environ, "VLLM_RPC_BASE_PATH": _ENGINE_SOCKETS.name}
+    return {**os.environ, **ENGINE_IN_PROCESS, "VLLM_RPC_BASE_PATH": _ENGINE_SOCKETS.name}
 
 
 def require_labs_python() -> Path:

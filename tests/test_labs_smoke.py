@@ -9,6 +9,7 @@ tokens, read the request metrics and write valid results. Select with `pytest -m
 """
 
 import json
+import resource
 import shlex
 import tempfile
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import verify_labs  # scripts/verify_labs.py
-from conftest import ROOT
+from conftest import LAB_SMOKE_SECONDS, ROOT
 from labkit import Smoke, SmokeRun
 from labs_env import run_lab
 
@@ -46,6 +47,13 @@ _RUNS: dict[tuple[str, str], SmokeRun] = {}  # one run per lab script per test s
 _FOLDER = tempfile.TemporaryDirectory(prefix="labs-smoke-")
 
 
+def children_cpu_s() -> float:
+    """CPU seconds used so far by this process's finished children (a lab and the processes it
+    started): unlike the wall clock, hardly moved by what else the machine runs."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def smoke_run(slug: str, smoke: Smoke) -> SmokeRun:
     """Runs the lab once (later calls get the same outcome) and verify_labs on its results."""
     key = (slug, smoke.script)
@@ -55,9 +63,12 @@ def smoke_run(slug: str, smoke: Smoke) -> SmokeRun:
         out = folder / "results.json"
         # eager: torch.compile on a CPU takes minutes per engine, and CPU timings prove nothing
         args = [*shlex.split(smoke.args.format(tmp=folder)), "--enforce-eager"]
-        started = time.monotonic()
+        started, cpu_before = time.monotonic(), children_cpu_s()
         stdout = run_lab(ROOT / "labs" / slug / smoke.script, args, out)
-        print(f"labs/{slug}/{smoke.script}: {time.monotonic() - started:.0f} s")
+        LAB_SMOKE_SECONDS[f"labs/{slug}/{smoke.script}"] = (
+            time.monotonic() - started,
+            children_cpu_s() - cpu_before,
+        )
         doc = json.loads(out.read_text(encoding="utf-8"))
         checks = verify_labs.checks_for(doc, [], verify_labs.DEFAULT_TOLERANCE)
         report = "\n".join(f"{c.status:<4}  {c.name}: {c.detail}" for c in checks)
