@@ -100,7 +100,6 @@ STILL_OVER = {
     ("speculative_decoding", "zh"),
     ("speculative_decoding", "en"),
     ("kernels_cuda_graphs", "zh"),
-    ("capacity_planning", "zh"),
     # Parts 6-8 as merged on 2026-12-03, section 5's labs included: still to be folded
     ("kernels_cuda_graphs", "en"),
     ("tensor_parallelism", "zh"),
