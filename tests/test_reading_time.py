@@ -92,7 +92,6 @@ MAIN_PATH_MINUTES = 15  # issue 26: a lesson's main path reads in a quarter of a
 STILL_OVER = {
     ("transformer_infra", "zh"),
     ("transformer_infra", "en"),
-    ("calibration", "zh"),
     ("batched_decode", "zh"),
     ("load_testing", "zh"),
     ("load_testing", "en"),
