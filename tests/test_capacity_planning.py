@@ -88,6 +88,15 @@ def test_tp_is_one_for_the_7b_model_and_more_for_the_72b():
     assert pcie > estimate.all_reduce_s(gpus["h100_sxm"], model, 64, 2) > 0
 
 
+def test_kv_heads_split_across_tp_until_each_gpu_holds_one():
+    from core.models import kv_bytes_per_token
+
+    model = load_model(BF16_MODEL)  # 4 KV heads
+    assert estimate.kv_bytes_per_gpu(model, 1) == kv_bytes_per_token(model)
+    assert estimate.kv_bytes_per_gpu(model, 2) == kv_bytes_per_token(model) / 2
+    assert estimate.kv_bytes_per_gpu(model, 8) == estimate.kv_bytes_per_gpu(model, 4)
+
+
 def test_a_product_the_cards_cannot_serve_gets_no_plan():
     impossible = replace(PRODUCT, tpot_p99_ms=0.1)  # below every card's floor at TP 8
     assert all(plan(c, impossible) is None for c in CANDIDATES)

@@ -158,6 +158,13 @@ def all_reduce_s(gpu: GPU, model: ModelSpec, tokens: int, tp: int) -> float:
     return transfer_seconds(load_link(TP_LINK[gpu.key]), per_layer * model.num_layers)
 
 
+def kv_bytes_per_gpu(model: ModelSpec, tp: int) -> float:
+    """One token's KV bytes on each GPU at TP: its share of the KV heads. With more GPUs than KV
+    heads vLLM replicates them (Qwen2Attention: max(1, kv_heads // TP) per GPU), so the share
+    stops shrinking at TP = kv_heads."""
+    return kv_bytes_per_token(model) * max(1, model.num_kv_heads // tp) / model.num_kv_heads
+
+
 def step_s(gpu: GPU, model: ModelSpec, fmt: WeightFormat, batch: int, context: int, tp: int,
            share: float) -> float:  # fmt: skip
     """Decode step of `batch` sequences at `context` tokens each over TP GPUs: (floor / TP +
@@ -182,12 +189,9 @@ def plan_at_tp(
     max_model_len = product.prompt_tokens + product.max_output
     blocks_per_seq = math.ceil(max_model_len / budget.block_size)
     room = budget.usable_bytes - budget.reserve_bytes - resident_weight_bytes(model, fmt) / tp
-    if room < kv_bytes_per_token(model) / tp * blocks_per_seq * budget.block_size:
+    if room < kv_bytes_per_gpu(model, tp) * blocks_per_seq * budget.block_size:
         return None
-    # each GPU holds 1/TP of every token's KV (its share of the KV heads)
-    kv_tokens = budget.tokens(
-        resident_weight_bytes(model, fmt) / tp, kv_bytes_per_token(model) / tp
-    )
+    kv_tokens = budget.tokens(resident_weight_bytes(model, fmt) / tp, kv_bytes_per_gpu(model, tp))
     kv_batch = kv_tokens // (blocks_per_seq * budget.block_size)
     floor = ttft_bound(gpu, model, product.prompt_tokens, fmt).seconds / tp
     prefill = (floor + all_reduce_s(gpu, model, product.prompt_tokens, tp)) / share
