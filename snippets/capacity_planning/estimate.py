@@ -78,9 +78,10 @@ TP_CHOICES = (1, 2, 4, 8)
 # format beside it
 PUBLISHED_MODEL = {AWQ_MODEL: BF16_MODEL}
 # No published batch-1 row measures FP8 weights. On an H100 vLLM multiplies them by activations it
-# quantizes per token on the fly, one scale per weight tensor (Cutlass W8A8): a plain matmul at
-# another width, with no per-group dequantization as AWQ and GPTQ run, so of the measured formats
-# BF16's path is the nearest and its row stands in (the page shows the plan on GPTQ-Int8's too).
+# quantizes per token on the fly, one scale per weight tensor (Cutlass W8A8, vLLM 0.26.0's
+# quantization/online/fp8.py): a plain matmul at another width, with no per-group dequantization
+# as AWQ and GPTQ run, so of the measured formats BF16's path is the nearest and its row stands
+# in. An argument, not a measurement: the page shows the plan on GPTQ-Int8's row too.
 STAND_IN_FORMAT = {"FP8": "BF16"}
 
 
