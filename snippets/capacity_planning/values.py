@@ -97,6 +97,16 @@ def values() -> dict[str, str]:
         v[f"{key}_ceiling"] = f"{min(found):.0%}"
         if simulated[c] is not None:
             v |= plan_values(f"{key}_sim", simulated[c])
+    if (
+        len(
+            {
+                v[f"{names[c.gpu_key]}_{c.quantization or 'ckpt'}_src_read"]
+                for c in estimate.CANDIDATES
+            }
+        )
+        != 1
+    ):
+        raise ValueError("the page gives one read date for every candidate's published run")
     by_key = {c.gpu_key + str(c.quantization): plan(c) for c in estimate.CANDIDATES}
     if any(p.tp != 1 for p in by_key.values()):
         raise ValueError("the page says every candidate keeps TP = 1")
