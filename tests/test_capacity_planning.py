@@ -45,6 +45,29 @@ def test_step_times_are_the_floors_divided_by_the_measured_share():
     assert on_floors.share == 1 and on_floors.mean_rate > p.mean_rate
 
 
+def test_each_share_is_the_closest_published_batch1_run_of_its_format():
+    from core.published import calibrated, closest_published
+
+    for c in CANDIDATES:
+        p = plan(c)
+        row = p.measured.row
+        assert p.share == p.measured.share == row.value / p.measured.floor_tok_s
+        assert row.phase == "decode" and row.model == BF16_MODEL and row.engine == "vLLM"
+        assert p.measured in calibrated()
+        wanted = estimate.published_format(c)
+        searched = estimate.STAND_IN_FORMAT.get(wanted, wanted)
+        assert p.measured == closest_published(BF16_MODEL, c.gpu_key, searched, "decode")
+        assert row.format == searched
+    # no published batch-1 row measures FP8, so its stand-in is used; AWQ and BF16 have their own
+    assert {estimate.published_format(c) for c in CANDIDATES} == {"AWQ", "BF16", "FP8"}
+    assert "FP8" not in {r.row.format for r in estimate.decode_rows()}
+    assert plan(FP8_H100).measured.row.format == estimate.STAND_IN_FORMAT["FP8"]
+    # another format's row changes the share and with it the plan
+    on_int8 = plan(FP8_H100, share_format="GPTQ-Int8")
+    assert on_int8.measured.row.format == "GPTQ-Int8" and on_int8.share < plan(FP8_H100).share
+    assert on_int8.gpus >= plan(FP8_H100).gpus
+
+
 def test_replicas_cover_the_peak_plus_the_spare_and_cost_pays_every_gpu():
     for c in CANDIDATES:
         p = plan(c)
@@ -63,6 +86,15 @@ def test_tp_is_one_for_the_7b_model_and_more_for_the_72b():
     assert estimate.all_reduce_s(gpus["h100_sxm"], model, 64, 1) == 0
     pcie = estimate.all_reduce_s(gpus["rtx_4090"], model, 64, 2)
     assert pcie > estimate.all_reduce_s(gpus["h100_sxm"], model, 64, 2) > 0
+
+
+def test_kv_heads_split_across_tp_until_each_gpu_holds_one():
+    from core.models import kv_bytes_per_token
+
+    model = load_model(BF16_MODEL)  # 4 KV heads
+    assert estimate.kv_bytes_per_gpu(model, 1) == kv_bytes_per_token(model)
+    assert estimate.kv_bytes_per_gpu(model, 2) == kv_bytes_per_token(model) / 2
+    assert estimate.kv_bytes_per_gpu(model, 8) == estimate.kv_bytes_per_gpu(model, 4)
 
 
 def test_a_product_the_cards_cannot_serve_gets_no_plan():

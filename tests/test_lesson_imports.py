@@ -48,10 +48,6 @@ TAUGHT: dict[tuple[str, str], tuple[set[str], str]] = {
         {"StreamedRequest", "goodput", "meets_slos", "percentile", "summarize"},
         "the metrics as vllm bench serve defines them, applied to the simulated requests",
     ),
-    ("capacity_planning", "latency_metrics.published"): (
-        {"bound_per_token_s"},
-        "the published batch-1 measurement set against its floor: the plan's measured share",
-    ),
     ("capacity_planning", "load_testing.cost"): (
         {"load_prices", "usd_per_million_tokens"},
         "the price table and cost per million tokens, applied to the plan's GPUs",

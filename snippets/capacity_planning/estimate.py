@@ -8,8 +8,8 @@ For each candidate (GPU, weight format as vLLM runs it on that GPU) the chain is
               (two per layer, ring, over the card's link); the plan keeps the degree that
               needs the fewest GPUs in all
   3. floors   prefill of one prompt, decode step at batch B: the roofline lower bounds
-  4. measured those floors divided by the measured-to-floor share of the format (a published
-              batch-1 measurement set against its own floor, latency_metrics.published)
+  4. measured those floors divided by the measured-to-floor share of the closest published
+              batch-1 run of the format (core.published: a row set against its own floor)
   5. batch    mean-value model of a server at batch B: each request costs its prefill plus 1/B of
               n_out decode steps, so  rate(B) = B / (n_out*t_step(B) + B*t_pf)  and
               TPOT(B) = t_step(B) + B*t_pf/n_out;
@@ -25,16 +25,17 @@ Run it: python snippets/capacity_planning/estimate.py
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from core.formats import FP8, SIXTEEN_BIT, WeightFormat, checkpoint_format, resident_weight_bytes
 from core.gpus import GPU, load_gpus
 from core.links import load_link, transfer_seconds
 from core.memory import MemoryBudget
 from core.models import ModelSpec, kv_bytes_per_token, load_model
+from core.published import Calibrated, calibrated, closest_published
 from core.quantization import as_run_on
-from core.reference import AWQ_MODEL, BF16_MODEL, QWEN_BENCH_AWQ_TOK_S, QWEN_BENCH_BF16_TOK_S
+from core.reference import AWQ_MODEL, BF16_MODEL
 from core.roofline import tpot_bound, ttft_bound
-from latency_metrics.published import bound_per_token_s
 from load_testing.cost import load_prices, usd_per_million_tokens
 
 
@@ -73,14 +74,44 @@ SPARE_REPLICAS = 1  # one replica may be down (a failure, a rolling upgrade) at 
 TP_CHOICES = (1, 2, 4, 8)
 
 
-def measured_share(fmt: WeightFormat) -> float:
-    """floor / measured for a published batch-1 run in this weight format (1 = on the floor).
+# published.toml names a quantized checkpoint by the 16-bit model it was made from, with the
+# format beside it
+PUBLISHED_MODEL = {AWQ_MODEL: BF16_MODEL}
+# No published batch-1 row measures FP8 weights. On an H100 vLLM multiplies them by activations it
+# quantizes per token on the fly, one scale per weight tensor (Cutlass W8A8, vLLM 0.26.0's
+# quantization/online/fp8.py): a plain matmul at another width, with no per-group dequantization
+# as AWQ and GPTQ run, so of the measured formats BF16's path is the nearest and its row stands
+# in. An argument, not a measurement: the page shows the plan on GPTQ-Int8's row too.
+STAND_IN_FORMAT = {"FP8": "BF16"}
 
-    Qwen's speed benchmark (core.reference) measured the BF16 and the AWQ checkpoint; no cited
-    measurement covers FP8, so FP8 takes the BF16 share."""
-    if fmt.group_size is not None:  # 4-bit with group scales: the AWQ measurement
-        return bound_per_token_s(AWQ_MODEL) * QWEN_BENCH_AWQ_TOK_S
-    return bound_per_token_s(BF16_MODEL) * QWEN_BENCH_BF16_TOK_S
+
+def published_format(candidate: Candidate) -> str:
+    """The candidate's weight format as published.toml names it."""
+    if candidate.quantization == "fp8":
+        return "FP8"
+    q = load_model(candidate.model_key).quantization
+    return "BF16" if q is None else q["method"].upper()
+
+
+@cache
+def decode_rows() -> tuple[Calibrated, ...]:
+    """Every published batch-1 row with its floor (core.published), computed once."""
+    return tuple(c for c in calibrated() if c.row.phase == "decode")
+
+
+def measured_share(candidate: Candidate, fmt: str | None = None) -> Calibrated:
+    """The published batch-1 run closest to the candidate (core.published.closest_published):
+    its share, floor / measured, is the one applied to every step time. `fmt` searches another
+    format; a format no row measures searches its STAND_IN_FORMAT instead."""
+    wanted = fmt or published_format(candidate)
+    rows = decode_rows()
+    if wanted not in {c.row.format for c in rows}:
+        wanted = STAND_IN_FORMAT[wanted]
+    model = PUBLISHED_MODEL.get(candidate.model_key, candidate.model_key)
+    found = closest_published(model, candidate.gpu_key, wanted, "decode", list(rows))
+    if found is None:
+        raise ValueError("published.toml has no batch-1 row")
+    return found
 
 
 def weight_format(candidate: Candidate, gpu: GPU, model: ModelSpec) -> WeightFormat:
@@ -94,6 +125,7 @@ class Plan:
     gpu: GPU
     model: ModelSpec
     fmt: WeightFormat
+    measured: Calibrated | None  # the published run the share comes from; None on floors alone
     share: float  # measured-to-floor share applied to every step time
     tp: int
     kv_tokens: int  # KV cache the engine's budget leaves, in tokens (per replica)
@@ -127,6 +159,13 @@ def all_reduce_s(gpu: GPU, model: ModelSpec, tokens: int, tp: int) -> float:
     return transfer_seconds(load_link(TP_LINK[gpu.key]), per_layer * model.num_layers)
 
 
+def kv_bytes_per_gpu(model: ModelSpec, tp: int) -> float:
+    """One token's KV bytes on each GPU at TP: its share of the KV heads. With more GPUs than KV
+    heads vLLM replicates them (Qwen2Attention: max(1, kv_heads // TP) per GPU), so the share
+    stops shrinking at TP = kv_heads."""
+    return kv_bytes_per_token(model) * max(1, model.num_kv_heads // tp) / model.num_kv_heads
+
+
 def step_s(gpu: GPU, model: ModelSpec, fmt: WeightFormat, batch: int, context: int, tp: int,
            share: float) -> float:  # fmt: skip
     """Decode step of `batch` sequences at `context` tokens each over TP GPUs: (floor / TP +
@@ -136,22 +175,24 @@ def step_s(gpu: GPU, model: ModelSpec, fmt: WeightFormat, batch: int, context: i
 
 
 def plan_at_tp(
-    candidate: Candidate, product: Product, load_ceiling: float, tp: int, share: float
+    candidate: Candidate,
+    product: Product,
+    load_ceiling: float,
+    tp: int,
+    measured: Calibrated | None,
 ) -> Plan | None:
     """Steps 1 and 3-7 at one TP degree; None when the weights and one max_model_len sequence do
     not fit per GPU, one prompt's prefill misses the TTFT target, or no batch meets the TPOT one."""
     gpu, model = load_gpus()[candidate.gpu_key], load_model(candidate.model_key)
+    share = 1.0 if measured is None else measured.share
     fmt = weight_format(candidate, gpu, model)
     budget = MemoryBudget.for_gpu(gpu)
     max_model_len = product.prompt_tokens + product.max_output
     blocks_per_seq = math.ceil(max_model_len / budget.block_size)
     room = budget.usable_bytes - budget.reserve_bytes - resident_weight_bytes(model, fmt) / tp
-    if room < kv_bytes_per_token(model) / tp * blocks_per_seq * budget.block_size:
+    if room < kv_bytes_per_gpu(model, tp) * blocks_per_seq * budget.block_size:
         return None
-    # each GPU holds 1/TP of every token's KV (its share of the KV heads)
-    kv_tokens = budget.tokens(
-        resident_weight_bytes(model, fmt) / tp, kv_bytes_per_token(model) / tp
-    )
+    kv_tokens = budget.tokens(resident_weight_bytes(model, fmt) / tp, kv_bytes_per_gpu(model, tp))
     kv_batch = kv_tokens // (blocks_per_seq * budget.block_size)
     floor = ttft_bound(gpu, model, product.prompt_tokens, fmt).seconds / tp
     prefill = (floor + all_reduce_s(gpu, model, product.prompt_tokens, tp)) / share
@@ -172,8 +213,8 @@ def plan_at_tp(
     rate = mean_rate * load_ceiling
     replicas = math.ceil(product.peak_rate / rate) + SPARE_REPLICAS
     price = load_prices()[candidate.gpu_key].usd_per_hour
-    return Plan(candidate, gpu, model, fmt, share, tp, kv_tokens, kv_batch, batch, prefill, s,
-                tpot, mean_rate, rate, replicas, price)  # fmt: skip
+    return Plan(candidate, gpu, model, fmt, measured, share, tp, kv_tokens, kv_batch, batch,
+                prefill, s, tpot, mean_rate, rate, replicas, price)  # fmt: skip
 
 
 def plan(
@@ -182,13 +223,14 @@ def plan(
     load_ceiling: float = LOAD_CEILING,
     *,
     floors_only: bool = False,
+    share_format: str | None = None,
 ) -> Plan | None:
     """The plan with the fewest GPUs over TP_CHOICES, the smaller TP on a tie; None when no TP
     degree meets the targets.
-    floors_only: every step at its roofline floor (share 1), the plan a bound alone would give."""
-    gpu, model = load_gpus()[candidate.gpu_key], load_model(candidate.model_key)
-    share = 1.0 if floors_only else measured_share(weight_format(candidate, gpu, model))
-    plans = [plan_at_tp(candidate, product, load_ceiling, tp, share) for tp in TP_CHOICES]
+    floors_only: every step at its roofline floor (share 1), the plan a bound alone would give.
+    share_format: take the share from the closest row of this format instead."""
+    measured = None if floors_only else measured_share(candidate, share_format)
+    plans = [plan_at_tp(candidate, product, load_ceiling, tp, measured) for tp in TP_CHOICES]
     found = [p for p in plans if p is not None]
     return min(found, key=lambda p: (p.gpus, p.tp)) if found else None
 
@@ -224,7 +266,16 @@ def main(product: Product = PRODUCT) -> None:
         if p is None:
             print(f"\n{name}: no TP degree and batch meets the targets")
             continue
-        print(f"\n{name}, {p.fmt.name} (measured share {p.share:.0%} of the floor)")
+        r = p.measured.row
+        print(f"\n{name}, {p.fmt.name}: measured share {p.share:.0%} of the floor")
+        print(
+            f"  from {r.publisher}, {r.engine} {r.engine_version}, {r.hardware}, "
+            f"{r.published_model} {r.format}, batch 1, {r.input_len}/{r.output_len} tokens "
+            f"(read {r.read})"
+        )
+        if r.format != published_format(c):
+            wanted = published_format(c)
+            print(f"  no published row measures {wanted}: the {r.format} row stands in")
         print(
             f"  TP {p.tp}; KV cache {p.kv_tokens:,} tokens = {p.kv_batch} sequences at "
             f"max_model_len; max_num_seqs {p.batch}"

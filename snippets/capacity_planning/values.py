@@ -12,11 +12,12 @@ from core.batch_defaults import LARGE_GPU_BYTES, batch_defaults
 from core.engine import GPU_MEMORY_UTILIZATION
 from core.gpus import GIB, load_gpus
 from core.models import load_model
-from core.reference import BF16_MODEL
+from core.reference import AWQ_MODEL, BF16_MODEL
 
 # transfer questions of the self-test
 DOUBLED = replace(PRODUCT, peak_rate=2 * PRODUCT.peak_rate)
 BIG_MODEL = "qwen2.5-72b-instruct"
+INT8_STAND_IN = "GPTQ-Int8"  # the other 8-bit format with a published batch-1 row
 
 
 def plan_values(prefix: str, p: estimate.Plan, product: Product = PRODUCT) -> dict[str, str]:
@@ -36,6 +37,23 @@ def plan_values(prefix: str, p: estimate.Plan, product: Product = PRODUCT) -> di
         f"{prefix}_gpus": f"{p.gpus}",
         f"{prefix}_usd_h": f"{p.gpus * p.usd_per_gpu_hour:.2f}",
         f"{prefix}_usd_m": f"{usd_per_million(p, product):.3f}",
+    }
+
+
+def source_values(prefix: str, p: estimate.Plan) -> dict[str, str]:
+    """The published run behind a plan's share, as the page's table names it."""
+    if p.measured is None:
+        raise ValueError("a plan on floors alone has no published run behind it")
+    r = p.measured.row
+    return {
+        f"{prefix}_src_publisher": r.publisher,
+        f"{prefix}_src_engine": f"{r.engine} {r.engine_version}",
+        f"{prefix}_src_hardware": r.hardware,
+        f"{prefix}_src_format": r.format,
+        f"{prefix}_src_io": f"{r.input_len:,} / {r.output_len:,}",
+        f"{prefix}_src_read": r.read.isoformat(),
+        f"{prefix}_src_tok_s": f"{r.value:.1f}",
+        f"{prefix}_src_floor_tok_s": f"{p.measured.floor_tok_s:.1f}",
     }
 
 
@@ -68,11 +86,27 @@ def values() -> dict[str, str]:
         if mean_value is None:
             raise ValueError(f"{c}: the page walks through every candidate's mean-value plan")
         v |= plan_values(f"{key}_mv", mean_value)
+        v |= source_values(key, mean_value)
+        if mean_value.measured.row.gpu == c.gpu_key:
+            raise ValueError("the page says no published batch-1 row is on the candidates' GPUs")
+        stand_in = mean_value.measured.row.format != estimate.published_format(c)
+        if stand_in != (c.quantization == "fp8"):
+            raise ValueError("the page says FP8's share, and only FP8's, comes from a stand-in")
         found = ceilings[c]
         v[f"{key}_ceilings"] = ", ".join(f"{x:.0%}" for x in found)
         v[f"{key}_ceiling"] = f"{min(found):.0%}"
         if simulated[c] is not None:
             v |= plan_values(f"{key}_sim", simulated[c])
+    if (
+        len(
+            {
+                v[f"{names[c.gpu_key]}_{c.quantization or 'ckpt'}_src_read"]
+                for c in estimate.CANDIDATES
+            }
+        )
+        != 1
+    ):
+        raise ValueError("the page gives one read date for every candidate's published run")
     by_key = {c.gpu_key + str(c.quantization): plan(c) for c in estimate.CANDIDATES}
     if any(p.tp != 1 for p in by_key.values()):
         raise ValueError("the page says every candidate keeps TP = 1")
@@ -96,6 +130,12 @@ def values() -> dict[str, str]:
         or not PRODUCT.prompt_tokens <= served.max_num_batched_tokens
     ):
         raise ValueError("the page says the serve default admits more sequences than the plan")
+    rtx_plan = plan(Candidate("rtx_4090", AWQ_MODEL, None))
+    rtx_served = batch_defaults(load_gpus()["rtx_4090"], "serve")
+    step_tokens = PRODUCT.prompt_tokens + (rtx_plan.batch if rtx_plan else 0)
+    if rtx_plan is None or step_tokens > rtx_served.max_num_batched_tokens:
+        raise ValueError("the page says a prompt fits one step beside the 4090's running decodes")
+    v["serve_default_tokens_4090"] = f"{rtx_served.max_num_batched_tokens:,}"
     v["gpu_mem_util"] = f"{GPU_MEMORY_UTILIZATION:g}"
     v["large_gpu_gib"] = f"{LARGE_GPU_BYTES / GIB:g}"
     v["serve_default_seqs"] = f"{served.max_num_seqs:,}"
@@ -118,6 +158,15 @@ def values() -> dict[str, str]:
     # transfer: twice the peak; the 72B model
     doubled = plan(best.candidate, DOUBLED, min(ceilings[best.candidate]))
     assert doubled is not None
+    # the FP8 stand-in questioned: the other 8-bit row's share instead of BF16's
+    on_int8 = plan(best.candidate, share_format=INT8_STAND_IN)
+    assert on_int8 is not None
+    v["int8_format"] = INT8_STAND_IN
+    v |= plan_values("int8", on_int8)
+    bf16 = plan(Candidate("h100_sxm", BF16_MODEL, None))
+    assert bf16 is not None
+    if not usd_per_million(on_int8) < usd_per_million(bf16):
+        raise ValueError("the page says FP8 stays the cheaper H100 format on the 8-bit row too")
     v["doubled_peak"] = f"{DOUBLED.peak_rate:g}"
     v |= plan_values("doubled", doubled, DOUBLED)
     big = plan(Candidate("h100_sxm", BIG_MODEL, "fp8"))
@@ -127,6 +176,8 @@ def values() -> dict[str, str]:
         raise ValueError("the self-test says each GPU holds half the 72B model's weights")
     v["big_model"] = load_model(BIG_MODEL).name
     v |= plan_values("big", big)
+    v |= source_values("big", big)
+    v["big_src_gpus"] = f"{big.measured.row.gpus}"
     return v
 
 
