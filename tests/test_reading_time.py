@@ -106,8 +106,6 @@ STILL_OVER = {
     ("tensor_parallelism", "zh"),
     ("tensor_parallelism", "en"),
     ("moe_expert_parallelism", "zh"),
-    ("structured_outputs_lora", "zh"),
-    ("structured_outputs_lora", "en"),
 }
 
 
