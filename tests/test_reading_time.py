@@ -98,10 +98,6 @@ STILL_OVER = {
     ("tensor_parallelism", "zh"),
     ("tensor_parallelism", "en"),
     ("moe_expert_parallelism", "zh"),
-    ("serving_observability", "zh"),
-    ("serving_observability", "en"),
-    ("structured_outputs_lora", "zh"),
-    ("structured_outputs_lora", "en"),
 }
 
 

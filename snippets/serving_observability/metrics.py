@@ -41,8 +41,8 @@ CATALOGUE = (
            "paged_attention", "panel: near 1 comes before preemptions"),
     Metric("vllm:num_preemptions", "counter", "requests preempted (KV recomputed later)",
            "chunked_prefill", "alert: rate above 0"),
-    Metric("vllm:prompt_tokens", "counter", "prompt tokens of requests that started",
-           "load_testing", "panel: rate = prefill tokens/s"),
+    Metric("vllm:prompt_tokens", "counter", "prompt tokens, at each request's first token",
+           "load_testing", "panel: rate = prompt tokens/s (cached included)"),
     Metric("vllm:generation_tokens", "counter", "tokens generated",
            "load_testing", "panel: rate = output tokens/s (cost)"),
     Metric("vllm:request_success", "counter", "requests finished, label finished_reason",
@@ -54,10 +54,10 @@ CATALOGUE = (
     Metric("vllm:spec_decode_num_drafts", "counter", "speculation rounds",
            "speculative_decoding", "panel: 1 + accepted / drafts = tokens per round"),
     Metric("vllm:spec_decode_num_draft_tokens", "counter", "draft tokens proposed",
-           "speculative_decoding", "alert: accepted / draft tokens falls"),
+           "speculative_decoding", "panel: accepted / draft tokens (not alpha)"),
     Metric("vllm:spec_decode_num_accepted_tokens", "counter", "draft tokens accepted",
-           "speculative_decoding", "alert: accepted / draft tokens falls"),
-    Metric("vllm:time_to_first_token_seconds", "histogram", "TTFT, arrival to first token",
+           "speculative_decoding", "alert: 1 + accepted / drafts falls"),
+    Metric("vllm:time_to_first_token_seconds", "histogram", "TTFT, tokenizing to first token",
            "latency_metrics", "alert: p99 above the TTFT SLO"),
     Metric("vllm:inter_token_latency_seconds", "histogram", "ITL, each gap after the first token",
            "chunked_prefill", "panel: p99 against the ITL budget"),
@@ -176,8 +176,9 @@ COUNTS = {
 
 def reconcile(before: Samples, after: Samples, bench: dict) -> list[dict]:
     """The server's figures between two scrapes beside `vllm bench serve`'s for the same run:
-    counts that must be equal, and the mean TTFT, which the server must not exceed (the
-    client's clock also runs through HTTP, tokenization and detokenization)."""
+    counts that must be equal, and the mean TTFT, which the server must not exceed (its clock
+    starts as the API server tokenizes the prompt and stops as the first token reaches it; the
+    client's starts before the HTTP request and stops at the streamed chunk)."""
     rows = [
         {"quantity": q, "server": delta(before, after, metric), "client": float(bench[field]),
          "relation": "equal"}

@@ -59,7 +59,11 @@ def values() -> dict[str, str]:
     edges = metrics.TTFT_BUCKETS_S
     above = min(e for e in edges if e >= e99)
     below = max(e for e in edges if e < e99)
-    over_edge = 1 - metrics.bucket_counts(sample)[edges.index(above)][1] / len(sample)
+    counts = metrics.bucket_counts(sample)
+    over_edge = 1 - counts[edges.index(above)][1] / len(sample)
+    over_low_edge = 1 - counts[edges.index(below)][1] / len(sample)
+    if not over_edge < 0.01 < over_low_edge:  # the answer: the stricter SLO missed, the looser met
+        raise ValueError("the p99 must fall between the two edges around the self-test's SLO")
     if not (below < QUIZ_SLO_S < above and e99 < QUIZ_SLO_S < b99):
         raise ValueError("the self-test's SLO must sit between the true and the bucketed p99")
     step_fp8 = tpot_bound(r.gpu, model, w.decode_context, r.fmt, r.max_num_seqs, kv_bytes=1)
@@ -112,6 +116,7 @@ def values() -> dict[str, str]:
         "quiz_hits_per_s": f"{QUIZ_HITS / QUIZ_INTERVAL_S:,.0f}",
         "quiz_slo_s": f"{QUIZ_SLO_S:g}",
         "over_edge_share": f"{over_edge:.1%}",
+        "over_low_edge_share": f"{over_low_edge:.1%}",
         "gpu_mem_util": f"{GPU_MEMORY_UTILIZATION:g}",
     }
     v.update(decision_values("rec", r))

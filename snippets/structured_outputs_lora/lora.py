@@ -6,8 +6,9 @@ A is r x d_in, B is d_out x r, so it stores r (d_in + d_out) values per adapted 
 vLLM 0.26.0 (enable_lora=True) wraps every linear layer of the decoder (unless target_modules
 restricts them) and gives each one max_loras slots of A and B at max_lora_rank, allocated when
 the model loads, so they come out of the KV cache's memory. A step's batch may mix up to
-max_loras adapters; the batched (Punica-style) kernels read each active adapter's A and B, as
-stored in its slot at max_lora_rank, at least once per step: a LOWER bound on the extra bytes.
+max_loras adapters; the batched kernels (Punica-style: lora_shrink, lora_expand) read each
+active adapter's A and B, as stored in its slot at max_lora_rank, at least once per step: a
+LOWER bound on the extra bytes.
 
 Run it: python snippets/structured_outputs_lora/lora.py
 """
@@ -77,12 +78,12 @@ def main() -> None:
     gpu = load_gpu(GPU_KEY)
     lab = adapter_bytes(model, LAB_RANK, LAB_MODULES)
     full = adapter_bytes(model, MAX_LORA_RANK)
-    print(f"{model.name}: {model.num_layers} layers, BF16 adapters")
+    print(f"{model.name}: {model.num_layers} layers, 16-bit adapters (lora_dtype auto)")
     print(f"  rank {LAB_RANK} on {' and '.join(LAB_MODULES)}: {lab / 1e6:.1f} MB")
     print(f"  rank {MAX_LORA_RANK} on all {len(ALL_MODULES)} matrices: {full / 1e6:.1f} MB")
 
     kappa = kv_bytes_per_token(model)
-    print(f"\nslots reserved at max_lora_rank {MAX_LORA_RANK} (KV cache given up, BF16 KV)")
+    print(f"\nslots reserved at max_lora_rank {MAX_LORA_RANK} (KV cache given up, 16-bit KV)")
     for n in MAX_LORAS:
         reserved = reserved_bytes(model, n, MAX_LORA_RANK)
         print(f"  max_loras {n}: {reserved / 1e6:7.1f} MB = {reserved / kappa:7,.0f} KV tokens")
