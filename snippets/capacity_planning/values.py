@@ -8,9 +8,8 @@ from dataclasses import replace
 
 from capacity_planning import estimate, plan_sim
 from capacity_planning.estimate import PRODUCT, Candidate, Product, plan, usd_per_million
-from core.batch_defaults import LARGE_GPU_BYTES, batch_defaults
-from core.engine import GPU_MEMORY_UTILIZATION
-from core.gpus import GIB, load_gpus
+from core.batch_defaults import batch_defaults
+from core.gpus import load_gpus
 from core.models import load_model
 from core.reference import AWQ_MODEL, BF16_MODEL
 
@@ -136,8 +135,6 @@ def values() -> dict[str, str]:
     if rtx_plan is None or step_tokens > rtx_served.max_num_batched_tokens:
         raise ValueError("the page says a prompt fits one step beside the 4090's running decodes")
     v["serve_default_tokens_4090"] = f"{rtx_served.max_num_batched_tokens:,}"
-    v["gpu_mem_util"] = f"{GPU_MEMORY_UTILIZATION:g}"
-    v["large_gpu_gib"] = f"{LARGE_GPU_BYTES / GIB:g}"
     v["serve_default_seqs"] = f"{served.max_num_seqs:,}"
     v["serve_default_tokens"] = f"{served.max_num_batched_tokens:,}"
     # the same chain on floors alone (share 1) and with the shares, both at LOAD_CEILING
