@@ -177,6 +177,7 @@ def test_published_accuracy_is_cited_with_url_and_date():
 
     for ev in (QWEN2_7B, QWEN25_7B_FP8):
         assert ev.url.startswith("https://") and len(ev.read_on) == 10
+        assert ev.released_on is None or ev.released_on < ev.read_on
         for scores in ev.scores.values():
             assert len(scores) == len(ev.benchmarks)
             assert all(0 < s < 100 for s in scores)
