@@ -115,25 +115,25 @@ def test_the_format_preflight_stops_an_a100_before_any_engine(monkeypatch, capsy
     assert "W8A16" in str(caught.value.code) and started == []
 
 
+class EngineStarted(Exception):
+    """Raised by a fake start_engine: carries its keywords and the multiprocessing switch."""
+
+
+def stop_at_engine_start(*args, **kwargs):
+    raise EngineStarted({**kwargs, "env": lab.os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING")})
+
+
 def test_each_format_runs_its_engine_in_process_so_a_batch_prefills_in_one_step(monkeypatch):
-    seen = {}
-
-    class Started(Exception):
-        pass
-
-    def start_engine(*args, **kwargs):
-        seen.update(kwargs, env=lab.os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING"))
-        raise Started
-
-    monkeypatch.setattr(lab, "start_engine", start_engine)
+    monkeypatch.setattr(lab, "start_engine", stop_at_engine_start)
     monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
     monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(SamplingParams=object))
     opts = SimpleNamespace(
         batches=[1, 16], decode_prompt=128, new_tokens=8, prefill_prompt=2048, max_model_len=4096
     )
     model = lab.resolve_model("ignored", True, "tiny")
-    with pytest.raises(Started):
+    with pytest.raises(EngineStarted) as started:
         FORMATS.run_format("bf16", model, "cuda", opts, (8, 9))
+    [seen] = started.value.args
     assert seen["env"] == "0" and seen["max_num_seqs"] == 16
     assert seen["max_num_batched_tokens"] == 2048  # 16 x 128 fits in one step
 
