@@ -172,3 +172,34 @@ def test_the_estimator_prints_every_table():
         "cpu_offload_gb",
     ):
         assert heading in text
+
+
+FLASH_ATTN_PROBE = """
+import json
+from unittest import mock
+from vllm.v1.attention.backends import flash_attn
+platform = flash_attn.current_platform
+takes = {}
+for major, minor, version in CARDS:
+    def same_family(family, device_id=0):
+        return major == family // 10
+    with mock.patch.object(flash_attn, "get_flash_attn_version", lambda: version), \\
+        mock.patch.object(platform, "is_xpu", lambda: False), \\
+        mock.patch.object(platform, "is_device_capability_family", same_family):
+        takes[f"{major}.{minor} FA{version}"] = (
+            flash_attn.FlashAttentionBackend.supports_kv_cache_dtype("fp8")
+        )
+print("RESULT " + json.dumps(takes))
+"""
+
+
+def test_vllms_flashattention_takes_an_fp8_cache_only_as_fa3_on_sm_9x():
+    """vLLM 0.26.0 itself, with the version and the card patched: the reason an fp8 cache moves
+    an RTX 4090 (or an A100, or a Blackwell card) to FlashInfer, and the lab's FA3 exception."""
+    from labs_env import probe
+    from test_labs_gpu_path import lab_script
+
+    cards = [(8, 0, 2), (8, 9, 2), (9, 0, 2), (9, 0, 3), (10, 0, 4), (12, 0, 2)]
+    takes = probe(f"CARDS = {cards}\n" + FLASH_ATTN_PROBE)
+    assert [name for name, ok in takes.items() if ok] == ["9.0 FA3"]
+    assert lab_script("kv_quantization_long_context/kv_fp8.py").FA3_SM_MAJOR == 9
