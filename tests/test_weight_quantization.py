@@ -17,6 +17,7 @@ from core.memory import MemoryBudget
 from core.models import kv_bytes_per_token, load_model
 from core.quantization import (
     FORMATS,
+    FP8_W8A8_MIN_SM,
     FP8_W8A16,
     INT4_G128,
     as_run_on,
@@ -177,6 +178,7 @@ def test_published_accuracy_is_cited_with_url_and_date():
 
     for ev in (QWEN2_7B, QWEN25_7B_FP8):
         assert ev.url.startswith("https://") and len(ev.read_on) == 10
+        assert ev.released_on is None or ev.released_on < ev.read_on
         for scores in ev.scores.values():
             assert len(scores) == len(ev.benchmarks)
             assert all(0 < s < 100 for s in scores)
@@ -201,3 +203,39 @@ def test_chart_draws_one_curve_per_format_with_hollow_points_where_kv_does_not_f
             assert b2 > b and t2 >= t  # a bigger batch never makes a step faster
         assert math.isfinite(points[-1][1])
     assert svg.find(f"{ns}title").text and svg.find(f"{ns}desc").text
+
+
+VLLM_PROBE = """
+import json
+from unittest import mock
+from vllm.model_executor.layers.quantization import auto_awq, auto_gptq
+from vllm.model_executor.kernels.linear.scaled_mm import marlin
+awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
+names = {}
+for platform, is_cpu in (("cpu", True), ("cuda", False)):
+    with mock.patch.object(auto_awq.current_platform, "is_cpu", lambda: is_cpu):
+        names[platform] = auto_awq.AutoAWQConfig.override_quantization_method(awq, None)
+gptq = auto_gptq.AutoGPTQConfig.override_quantization_method({"quant_method": "gptq"}, None)
+with mock.patch.object(marlin.current_platform, "is_cuda", lambda: True), mock.patch.object(
+    marlin, "is_fp8_marlin_supported", lambda: True
+):
+    marlin_takes = {
+        cc: marlin.MarlinFP8ScaledMMLinearKernel.is_supported(cc)[0] for cc in CAPABILITIES
+    }
+print("RESULT " + json.dumps([names, gptq, marlin_takes]))
+"""
+
+
+def test_vllm_names_awq_by_platform_and_runs_fp8_through_marlin_below_sm_89():
+    """vLLM 0.26.0 itself, on the CPU with the platform checks patched: AWQ becomes auto_awq on
+    CUDA only (None keeps the checkpoint's "awq"), GPTQ becomes auto_gptq everywhere, and the
+    weight-only FP8 Marlin kernel takes exactly the cards below the core's W8A8 threshold."""
+    from labs_env import probe
+
+    capabilities = [75, 80, 86, 89, 90, 100, 120]
+    names, gptq, marlin_takes = probe(f"CAPABILITIES = {capabilities}\n" + VLLM_PROBE)
+    assert names == {"cpu": None, "cuda": "auto_awq"} and gptq == "auto_gptq"
+    threshold = 10 * FP8_W8A8_MIN_SM[0] + FP8_W8A8_MIN_SM[1]
+    assert {int(cc): takes for cc, takes in marlin_takes.items()} == {
+        cc: cc < threshold for cc in capabilities
+    }

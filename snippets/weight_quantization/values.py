@@ -118,6 +118,7 @@ def values() -> dict[str, str]:
         "wq_acc_model": QWEN2_7B.model,
         "wq_fp8_acc_url": QWEN25_7B_FP8.url,
         "wq_fp8_acc_read": QWEN25_7B_FP8.read_on,
+        "wq_fp8_acc_released": QWEN25_7B_FP8.released_on,
         "wq_fp8_acc_bf16": f"{QWEN25_7B_FP8.scores['BF16'][0]:.2f}",
         "wq_fp8_acc_fp8": f"{QWEN25_7B_FP8.scores['FP8 dynamic'][0]:.2f}",
     }
