@@ -97,12 +97,8 @@ STILL_OVER = {
     ("load_testing", "zh"),
     ("load_testing", "en"),
     ("pd_disaggregation", "zh"),
-    ("speculative_decoding", "zh"),
-    ("speculative_decoding", "en"),
-    ("kernels_cuda_graphs", "zh"),
     ("capacity_planning", "zh"),
     # Parts 6-8 as merged on 2026-12-03, section 5's labs included: still to be folded
-    ("kernels_cuda_graphs", "en"),
     ("tensor_parallelism", "zh"),
     ("tensor_parallelism", "en"),
     ("moe_expert_parallelism", "zh"),
