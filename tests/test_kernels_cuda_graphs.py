@@ -104,3 +104,35 @@ def test_values_follow_from_the_core():
     assert float(v["fast_even_us"]) < float(v["slow_even_us"])
     assert float(v["fast_ratio_mid"]) > float(v["slow_ratio_mid"])
     assert float(v["saving_long"]) > float(v["saving_mid"]) > float(v["saving_short"])
+
+
+# vLLM 0.26.0's source (.venv-labs): vllm/platforms/cuda.py cannot be imported without CUDA, so
+# the probe reads _get_backend_priorities with ast: its last two lists are the non-MLA orders
+# (compute capability 10.x with causal attention, then every other case)
+VLLM_BACKEND_ORDER_PROBE = """
+import ast, importlib.util, json, pathlib
+root = pathlib.Path(importlib.util.find_spec("vllm").submodule_search_locations[0])
+tree = ast.parse((root / "platforms" / "cuda.py").read_text())
+fn = next(n for n in ast.walk(tree)
+          if isinstance(n, ast.FunctionDef) and n.name == "_get_backend_priorities")
+returns = sorted((r for r in ast.walk(fn)
+                  if isinstance(r, ast.Return) and isinstance(r.value, ast.List)),
+                 key=lambda r: r.lineno)
+lists = [[e.attr for e in r.value.elts if isinstance(e, ast.Attribute)] for r in returns]
+print("RESULT " + json.dumps({"blackwell": lists[-2], "other": lists[-1]}))
+"""
+
+
+def test_the_pages_backend_order_is_vllm_0_26_0s():
+    from conftest import DOCS
+    from labs_env import probe
+
+    order = probe(VLLM_BACKEND_ORDER_PROBE)
+    assert order["blackwell"][:2] == ["FLASHINFER", "FLASH_ATTN"]
+    for name in ("kernels_cuda_graphs.md", "kernels_cuda_graphs.en.md"):
+        page = (DOCS / "decoding" / name).read_text(encoding="utf-8")
+        section = page[page.index("{#backends}") : page.index("{#launch-overhead}")]
+        table = [line.split("`")[1] for line in section.splitlines() if line.startswith("| `")]
+        # the table's rows in the default order, the last entry named after it
+        assert table == order["other"][:-1], name
+        assert f"`{order['other'][-1]}`" in section, name

@@ -90,11 +90,7 @@ MAIN_PATH_MINUTES = 15  # issue 26: a lesson's main path reads in a quarter of a
 # secondary material into `??? note` blocks, see CONTRIBUTING.md). Strict: a lesson that comes
 # under the limit fails here until it leaves this list, so the list only shrinks.
 STILL_OVER = {
-    ("speculative_decoding", "zh"),
-    ("speculative_decoding", "en"),
-    ("kernels_cuda_graphs", "zh"),
     # Parts 6-8 as merged on 2026-12-03, section 5's labs included: still to be folded
-    ("kernels_cuda_graphs", "en"),
     ("tensor_parallelism", "zh"),
     ("tensor_parallelism", "en"),
     ("moe_expert_parallelism", "zh"),

@@ -173,3 +173,35 @@ def test_where_plain_decode_stays_memory_bound_the_speedup_levels_off_above_e_ov
     args = dict(context=CONTEXT, alpha=0.8, draft_tokens=4)
     far = batched_speedup(h100, QWEN, batch=100_000, **args)
     assert expected_tokens(0.8, 4) / 5 * 1.05 < far < 1
+
+
+# vLLM 0.26.0 itself (.venv-labs): the page's list of methods and the acceptance rule's defaults
+VLLM_SPECULATIVE_PROBE = """
+import json
+from typing import get_args
+from vllm.config.speculative import SpeculativeConfig, SpeculativeMethod
+fields = SpeculativeConfig.__dataclass_fields__
+print("RESULT " + json.dumps({
+    "methods": sorted(set(get_args(SpeculativeMethod))),
+    "defaults": {name: fields[name].default for name in (
+        "draft_sample_method", "rejection_sample_method", "suffix_decoding_max_tree_depth")},
+}))
+"""
+
+
+def test_the_pages_name_every_method_and_the_defaults_of_vllm_0_26_0():
+    from conftest import DOCS
+    from labs_env import probe
+
+    found = probe(VLLM_SPECULATIVE_PROBE)
+    # the per-model *_mtp names are deprecated aliases that vLLM maps to "mtp"
+    methods = {m for m in found["methods"] if not m.endswith("_mtp")}
+    assert found["defaults"] == {
+        "draft_sample_method": "greedy",  # the page: q is one-hot unless "probabilistic"
+        "rejection_sample_method": "standard",  # "synthetic" is the opt-in exception
+        "suffix_decoding_max_tree_depth": 24,
+    }
+    for name in ("speculative_decoding.md", "speculative_decoding.en.md"):
+        page = (DOCS / "decoding" / name).read_text(encoding="utf-8")
+        section = page[page.index("{#vllm}") : page.index("{#code}")]
+        assert {m for m in methods if f"`{m}`" not in section} == set(), name
