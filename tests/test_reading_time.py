@@ -103,7 +103,6 @@ STILL_OVER = {
     ("capacity_planning", "zh"),
     # Parts 6-8 as merged on 2026-12-03, section 5's labs included: still to be folded
     ("kernels_cuda_graphs", "en"),
-    ("moe_expert_parallelism", "zh"),
     ("serving_observability", "zh"),
     ("serving_observability", "en"),
     ("structured_outputs_lora", "zh"),
