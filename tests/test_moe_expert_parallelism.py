@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from core.display import ms
 from core.gpus import load_gpu
 from core.moe import (
     active_params,
@@ -24,6 +25,7 @@ from core.moe import (
     remote_ranks_per_token,
     total_params,
 )
+from core.parallel import allreduce_bytes_per_token, ring_allreduce_link_bytes
 from moe_expert_parallelism import chart, imbalance
 from moe_expert_parallelism.moe_bytes import critical_batches
 from moe_expert_parallelism.values import values
@@ -130,3 +132,30 @@ def test_the_chart_is_valid_svg_with_a_description(lang):
     ns = "{http://www.w3.org/2000/svg}"
     assert root.find(f"{ns}title").text and root.find(f"{ns}desc").text
     assert len(root.findall(f"{ns}polyline")) == 2
+
+
+def test_tensor_parallel_traffic_exceeds_the_default_backend_by_the_attention_all_reduces():
+    # the page: TP's ring all-reduces send more than allgather_reducescatter by the all-reduce
+    # after attention; every layer of this model is an MoE layer, so exactly twice as much
+    tp = ring_allreduce_link_bytes(allreduce_bytes_per_token(SMALL), 8)
+    assert SMALL.moe_layers == SMALL.num_layers
+    assert tp == 2 * allgather_reducescatter_bytes_per_token(SMALL, 8)
+    assert values()["tp_link_ep8_mb"] == f"{tp / 1e6:.2f}"
+
+
+def test_the_all_to_all_figure_is_a_floor_that_nearly_meets_the_default_at_two_gpus():
+    # one copy per remote GPU holding an expert: never more GPUs than k or than the other n - 1
+    for ep in (2, 4, 8):
+        assert remote_ranks_per_token(SMALL, ep) <= min(SMALL.experts_per_token, ep - 1)
+    two = all_to_all_bytes_per_token(SMALL, 2)
+    assert two < allgather_reducescatter_bytes_per_token(SMALL, 2)  # "nearly", not "the same"
+    v = values()
+    assert v["a2a_ep2_mb"] == v["ag_ep2_mb"]  # equal as the page shows them
+
+
+def test_the_quoted_decode_floors_leave_the_kv_out():
+    # the page says "leaving out the KV reads" for these figures
+    v = values()
+    for b in (1, 32):
+        assert v[f"moe_ms_b{b}"] == ms(moe_decode_bound(H100, SMALL, b, 0).seconds)
+        assert v[f"dense_ms_b{b}"] == ms(dense_twin_bound(H100, SMALL, b, 0).seconds)

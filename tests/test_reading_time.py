@@ -86,28 +86,12 @@ def test_the_home_table_has_each_lessons_reading_time(built_site, lang):
 
 
 MAIN_PATH_MINUTES = 15  # issue 26: a lesson's main path reads in a quarter of an hour
-# Lessons whose main path is still longer, per language, each to be folded down by its owner (the
-# secondary material into `??? note` blocks, see CONTRIBUTING.md). Strict: a lesson that comes
-# under the limit fails here until it leaves this list, so the list only shrinks.
-STILL_OVER = {
-    # Parts 6-8 as merged on 2026-12-03, section 5's labs included: still to be folded
-    ("tensor_parallelism", "zh"),
-    ("tensor_parallelism", "en"),
-    ("moe_expert_parallelism", "zh"),
-}
 
 
 @pytest.mark.parametrize(
     ("lesson", "lang"),
     [
-        pytest.param(
-            lesson,
-            lang,
-            id=f"{lesson.slug}-{lang}",
-            marks=[pytest.mark.xfail(strict=True, reason="main path not yet folded")]
-            if (lesson.slug, lang) in STILL_OVER
-            else [],
-        )
+        pytest.param(lesson, lang, id=f"{lesson.slug}-{lang}")
         for lesson in COURSE.lessons
         for lang in ("zh", "en")
     ],

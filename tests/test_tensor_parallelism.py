@@ -11,6 +11,7 @@ from core.links import load_link
 from core.models import kv_bytes_per_token, load_model
 from core.moe import load_moe_model
 from core.parallel import (
+    ASSUMED_STEP_LATENCY_S,
     allreduce_bytes_per_token,
     decode_comm_seconds,
     embedding_allreduce_bytes,
@@ -18,6 +19,9 @@ from core.parallel import (
     kv_bytes_per_token_per_gpu,
     kv_heads_per_gpu,
     logits_allgather_bytes,
+    pipeline_bytes_per_token,
+    pipeline_hop_seconds,
+    ring_allreduce_link_bytes,
     ring_allreduce_seconds,
     tp_decode_step,
     weight_bytes_per_gpu,
@@ -117,3 +121,39 @@ def test_the_chart_is_valid_svg_with_a_description(lang):
     ns = "{http://www.w3.org/2000/svg}"
     assert root.find(f"{ns}title").text and root.find(f"{ns}desc").text
     assert len(root.findall(f"{ns}circle")) == sum(1 for r in rows() if r[4] is not None)
+
+
+def test_of_the_power_of_two_sizes_the_7b_model_splits_1_2_or_4_ways():
+    # the page: "of 1, 2, 4 and 8 it splits 1, 2 or 4 ways only"
+    def splits(t):
+        try:
+            kv_heads_per_gpu(SMALL, t)
+        except ValueError:
+            return False
+        return True
+
+    assert [t for t in (1, 2, 4, 8) if splits(t)] == [1, 2, 4]
+
+
+def test_a_pipeline_stage_hands_on_the_hidden_states_and_the_residual():
+    # vLLM 0.26.0's Qwen2 returns IntermediateTensors of hidden_states and residual
+    assert pipeline_bytes_per_token(BIG) == 2 * 8192 * 2
+    assert values()["pp_hop_bytes"] == "32,768"
+    hop = pipeline_hop_seconds(BIG, NVLINK, step_latency_s=0.0)
+    assert hop == pytest.approx(32_768 / NVLINK.bandwidth_bytes)
+
+
+def test_the_quoted_latency_term_is_2_t_minus_1_steps_alone():
+    assert values()["ar_t8_us"] == f"{14 * ASSUMED_STEP_LATENCY_S * 1e6:.0f}"
+    assert ring_allreduce_link_bytes(1000.0, 8) == 14_000.0
+    assert ring_allreduce_link_bytes(1000.0, 1) == 0
+
+
+def test_the_labs_bandwidth_only_floor_halves_at_batch_1_and_less_at_batch_32():
+    # the page: at batch 1 it roughly halves with each doubling of TP; at batch 32 it shrinks less
+    v = values()
+    for small, large in ((1, 2), (2, 4)):
+        b1 = float(v[f"lab_t{small}_b1_bw_ms"]) / float(v[f"lab_t{large}_b1_bw_ms"])
+        b32 = float(v[f"lab_t{small}_b32_bw_ms"]) / float(v[f"lab_t{large}_b32_bw_ms"])
+        assert 1.85 < b1 < 2.05
+        assert b32 < 1.75

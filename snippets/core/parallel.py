@@ -73,6 +73,29 @@ def ring_allgather_seconds(
     return received_bytes / link.bandwidth_bytes + (t - 1) * step_latency_s
 
 
+def ring_allreduce_link_bytes(nbytes: float, t: int) -> float:
+    """Bytes the t GPUs of a ring all-reduce send in all: each sends 2(t-1)/t of the payload."""
+    require_count("t", t, 1)
+    return 2 * (t - 1) * nbytes
+
+
+def pipeline_bytes_per_token(model: ModelSpec, value_bytes: float = SIXTEEN_BIT) -> float:
+    """What one pipeline stage hands the next per token: vLLM 0.26.0's Qwen2 sends the hidden
+    states and the residual stream (IntermediateTensors in models/qwen2.py), 2 * d * b."""
+    return 2 * model.hidden_size * value_bytes
+
+
+def pipeline_hop_seconds(
+    model: ModelSpec,
+    link: Link,
+    batch: int = 1,
+    step_latency_s: float = ASSUMED_STEP_LATENCY_S,
+) -> float:
+    """One stage-to-stage send of `batch` tokens: one point-to-point step over the link."""
+    require_count("batch", batch, 1)
+    return batch * pipeline_bytes_per_token(model) / link.bandwidth_bytes + step_latency_s
+
+
 def kv_heads_per_gpu(model: ModelSpec, t: int) -> int:
     """KV heads each GPU holds: split when t <= heads, one (replicated) when t > heads."""
     require_count("t", t, 1)

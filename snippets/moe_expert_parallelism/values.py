@@ -23,7 +23,7 @@ from core.moe import (
     remote_ranks_per_token,
     total_params,
 )
-from core.parallel import allreduce_bytes_per_token
+from core.parallel import allreduce_bytes_per_token, ring_allreduce_link_bytes
 from moe_expert_parallelism.imbalance import EP, SEEDS, STEPS, TOKENS, table
 from moe_expert_parallelism.moe_bytes import EP_SIZES, GPU_KEY, MODEL, MODELS, critical_batches
 
@@ -110,6 +110,9 @@ def values() -> dict[str, str]:
         v[f"ag_ep{ep}_mb"] = f"{allgather_reducescatter_bytes_per_token(m, ep) / 1e6:.2f}"
         v[f"a2a_ep{ep}_mb"] = f"{all_to_all_bytes_per_token(m, ep) / 1e6:.2f}"
         v[f"remote_ep{ep}"] = f"{remote_ranks_per_token(m, ep):.2f}"
+        # the same model with ep-way tensor parallelism: what its ring all-reduces send in all
+        tp_link = ring_allreduce_link_bytes(allreduce_bytes_per_token(m), ep)  # type: ignore[arg-type]
+        v[f"tp_link_ep{ep}_mb"] = f"{tp_link / 1e6:.2f}"
     # load imbalance (numpy simulation)
     v |= {"sim_ep": f"{EP}", "sim_tokens": f"{TOKENS}", "moe_sim_steps": f"{STEPS}"}
     v["sim_seeds"] = f"{len(SEEDS)}"

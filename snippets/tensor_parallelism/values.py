@@ -16,6 +16,8 @@ from core.parallel import (
     embedding_allreduce_bytes,
     kv_bytes_per_token_per_gpu,
     logits_allgather_bytes,
+    pipeline_bytes_per_token,
+    pipeline_hop_seconds,
     ring_allreduce_seconds,
     tp_decode_step,
 )
@@ -79,7 +81,7 @@ def values() -> dict[str, str]:
         "latency_us": f"{ASSUMED_STEP_LATENCY_S * 1e6:.0f}",
         "ar_nvlink_t8_wire_us": f"{ring_allreduce_seconds(one, 8, nv, 0.0) * 1e6:.2f}",
         "ar_pcie_t8_wire_us": f"{ring_allreduce_seconds(one, 8, pcie, 0.0) * 1e6:.2f}",
-        "ar_t8_us": f"{ring_allreduce_seconds(one, 8, nv) * 1e6:.0f}",
+        "ar_t8_us": f"{ring_allreduce_seconds(0.0, 8, nv) * 1e6:.0f}",  # 2(t-1) t_hop alone
         "collectives_big": f"{2 * big.num_layers + 2}",
         "tp_context": f"{CONTEXT:,}",
     }
@@ -118,9 +120,10 @@ def values() -> dict[str, str]:
     # pipeline parallelism: one stream still passes every stage in turn
     h100 = load_gpu("h100_sxm")
     whole = tpot_bound(h100, big, CONTEXT).seconds  # every weight read once, on whichever GPU
-    hop = ASSUMED_STEP_LATENCY_S + big.hidden_size * 2 / nv.bandwidth_bytes  # one activation
+    hop = pipeline_hop_seconds(big, nv)  # hidden states and residual of one token
     v |= {
         "pp_stages": f"{PP_STAGES}",
+        "pp_hop_bytes": f"{pipeline_bytes_per_token(big):,.0f}",
         "pp_tpot_ms": ms(whole + (PP_STAGES - 1) * hop),
         "pp_capacity_x": f"{PP_STAGES}",
     }
