@@ -20,6 +20,8 @@ from markdown_source import read_page
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?%?(?![\w]|\.\d)")  # not a version: 1.12.6
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.DOTALL)
 LINK_TARGET = re.compile(r"\]\([^)]*\)|\{#[^}]*\}")
+# a place in vLLM's source ("lines 512–522", "第 124–125 行"): where a fact was read, not a figure
+SOURCE_LINES = re.compile(r"\blines? \d+(?:[–-]\d+)?|第 ?\d+(?:[–-]\d+)? ?行")
 
 # text: why the same digits may appear typed
 COINCIDENCES = {
@@ -41,7 +43,7 @@ def lesson_values() -> dict[str, dict[str, str]]:
 
 def typed_numbers(prose: list[str]) -> set[str]:
     text = "\n".join(prose)
-    for pattern in (INLINE_CODE, VALUE_REFERENCE, MATH, LINK_TARGET):
+    for pattern in (INLINE_CODE, VALUE_REFERENCE, MATH, LINK_TARGET, SOURCE_LINES):
         text = pattern.sub(" ", text)
     return set(NUMBER.findall(text))
 
@@ -82,3 +84,8 @@ def test_every_lesson_page_is_checked_in_both_languages():
         if not lesson.notebook:
             english = lesson.page.removesuffix(".md") + ".en.md"
             assert {lesson.page, english} <= checked, lesson.slug
+
+
+def test_a_source_line_number_is_not_a_figure_but_a_typed_figure_still_is():
+    assert typed_numbers(["(`config/vllm.py` lines 512–522)", "（第 124–125 行）"]) == set()
+    assert typed_numbers(["line 70 sets 512 sequences"]) == {"512"}
