@@ -645,6 +645,15 @@ def run_children(script: str, argv: list[str], keys: list[str], what: str) -> li
     return docs
 
 
+def merge_children(docs: list[dict], *lists: str) -> dict:
+    """One results document from run_children's: the first child's (its model and engine
+    parameters are every child's), with `measurements` and each named list joined in order."""
+    doc = docs[0]
+    for key in ("measurements", *lists):
+        doc[key] = [item for d in docs for item in d[key]]
+    return doc
+
+
 # ---------------------------------------------------------------- prompts
 
 

@@ -508,6 +508,18 @@ def test_run_children_runs_one_process_per_key_and_returns_their_documents(tmp_p
         common.run_children(str(script), [], ["1:on", "bad"], "budget")
 
 
+def test_merge_children_keeps_the_first_childs_document_and_joins_the_named_lists():
+    docs = [
+        {"model": "m", "parameters": {"tp": 1}, "measurements": [1, 2], "runs": ["a"]},
+        {"model": "m", "parameters": {"tp": 2}, "measurements": [3], "runs": ["b", "c"]},
+    ]
+    doc = common.merge_children(docs, "runs")
+    assert doc == {"model": "m", "parameters": {"tp": 1}, "measurements": [1, 2, 3],
+                   "runs": ["a", "b", "c"]}  # fmt: skip
+    with pytest.raises(KeyError, match="missing"):
+        common.merge_children(docs, "missing")
+
+
 def test_comma_lists_of_positive_numbers_are_parsed_once_each_in_order():
     assert common.float_list("8,2.5,2.5,1") == [1.0, 2.5, 8.0]
     for bad in ("", "0,4", "a,b", "-1", "inf", "nan"):

@@ -127,14 +127,14 @@ def main() -> None:
 
     print(f"\n{'max_num_seqs':>12} {'tok/s':>8} {'p50 lat s':>9} {'p99 lat s':>9} "
           f"{'p50 TTFT s':>10} {'p99 TTFT s':>10} {'p50 TPOT ms':>11}")  # fmt: skip
-    summaries = [d["max_num_seqs_summaries"][0] for d in docs]
+    doc = lab.merge_children(docs, "max_num_seqs_summaries")
+    summaries = doc["max_num_seqs_summaries"]
     for s in summaries:
         print(
             f"{s['max_num_seqs']:>12} {s['output_tokens_per_s']:8,.0f} {s['latency_p50_s']:9.2f} "
             f"{s['latency_p99_s']:9.2f} {s['ttft_p50_s']:10.2f} {s['ttft_p99_s']:10.2f} "
             f"{s['tpot_p50_s'] * 1e3:11.2f}"
         )
-    doc = docs[0]
     doc["parameters"] |= {  # the child's engine parameters, and the sweep's
         "warmup": 1,
         "values": opts.values,
@@ -144,8 +144,6 @@ def main() -> None:
         "max_output": opts.max_output,
         "output_lengths": lengths,
     }
-    doc["measurements"] = [m for d in docs for m in d["measurements"]]
-    doc["max_num_seqs_summaries"] = summaries
     print(f"\nresults: {lab.write_results(doc, opts.out)}")
 
 

@@ -191,10 +191,7 @@ def main() -> None:
         how = "Inductor" if opts.cpu_inductor else how
         print(f"note: CPU: no CUDA graphs; the default configuration compiles with {how}")
     docs = lab.run_children(__file__, sys.argv[1:], opts.configs, "configuration")
-    doc = docs[0]  # the parameters are the same in every child
-    doc["graph_engines"] = [d["graph_engines"][0] for d in docs]
-    doc["graph_calls"] = [c for d in docs for c in d["graph_calls"]]
-    doc["measurements"] = [m for d in docs for m in d["measurements"]]
+    doc = lab.merge_children(docs, "graph_engines", "graph_calls")
 
     print(f"\n{lesson.LAB}: {opts.prompt_tokens}-token prompts, {opts.new_tokens} new tokens each")
     print(f"{'config':<8} {'start-up s':>10} {'mode':>18} {'cudagraph_mode':>20} {'sizes':>6}")

@@ -201,8 +201,8 @@ def main() -> None:
         lab.refuse_on_this_machine(refusal)
     docs = lab.run_children(__file__, sys.argv[1:], [str(t) for t in opts.tp], "--tp")
 
-    engines = [e for d in docs for e in d["tp_engines"]]
-    summaries = [s for d in docs for s in d["tp_summaries"]]
+    doc = lab.merge_children(docs, "tp_engines", "tp_summaries")
+    engines, summaries = doc["tp_engines"], doc["tp_summaries"]
     print(
         f"\n{'TP':>3} {'batch':>6} {'TTFT ms':>9} {'TPOT ms':>9} {'tok/s':>9}   "
         f"(medians over {opts.repeats} call(s); link for the floor: {opts.link})"
@@ -220,7 +220,6 @@ def main() -> None:
             f"{e['distributed_executor_backend']}, {e['kv_heads_per_worker']} of "
             f"{e['total_kv_heads']} KV head(s) per worker, {e['num_gpu_blocks']} KV blocks"
         )
-    doc = docs[0]
     doc["parameters"] |= {  # the child's engine parameters, and the sweep's
         "warmup": 1,
         "tp_sizes": opts.tp,
@@ -231,9 +230,6 @@ def main() -> None:
         "link": opts.link,
         "distributed_executor_backend": EXECUTOR,
     }
-    doc["measurements"] = [m for d in docs for m in d["measurements"]]
-    doc["tp_engines"] = engines
-    doc["tp_summaries"] = summaries
     print(f"\nresults: {lab.write_results(doc, opts.out)}")
 
 

@@ -247,10 +247,8 @@ def run_format(key: str, model: lab.LabModel, backend: str, opts, sm) -> dict:
 
 def merge(docs: list[dict], formats: list[str]) -> dict:
     """One document of every format's run: the first format's model on top, each in format_runs."""
-    doc = docs[0]
+    doc = lab.merge_children(docs, "format_runs")
     doc["parameters"]["formats"] = formats
-    doc["measurements"] = [m for d in docs for m in d["measurements"]]
-    doc["format_runs"] = [r for d in docs for r in d["format_runs"]]
     return doc
 
 
