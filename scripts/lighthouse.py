@@ -139,6 +139,20 @@ def shifted_elements(report: dict) -> list[str]:
     ]
 
 
+def accessibility_failures(report: dict) -> list[str]:
+    """The accessibility audits a page fails, each with the first elements it names."""
+    audits = report["audits"]
+    refs = report["categories"]["accessibility"]["auditRefs"]
+    found = []
+    for ref in refs:
+        audit = audits.get(ref["id"], {})
+        if ref.get("weight", 0) and audit.get("score") not in (None, 1):
+            items = audit.get("details", {}).get("items", [])
+            where = [item.get("node", {}).get("snippet", "?")[:100] for item in items[:3]]
+            found.append(f"{ref['id']}: {len(items)} element(s): {' | '.join(where)}")
+    return found
+
+
 def _chrome_flag(flag: str) -> str:
     if flag == "--headless":
         return "--headless=new"
@@ -210,6 +224,8 @@ def main() -> None:
             report = run_lighthouse(base + path, folder / name)
             scores.append(score(report, path))
             print(table(scores[-1:]).splitlines()[1], flush=True)
+            for line in accessibility_failures(report):
+                print("    a11y", line, flush=True)
             if args.verbose:
                 for line in shifted_elements(report):
                     print("    shift", line)

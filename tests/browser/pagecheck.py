@@ -38,13 +38,15 @@ def lazy_blocks_selector(css: str) -> str:
 
 
 def eager_tail_selector(css: str) -> str:
-    """The selector of the article's last blocks, which extra.css lays out at load on purpose (a
-    skipped block's content measured by a checker would overflow onto the footer)."""
+    """The selector of the blocks extra.css lays out at load on purpose, though far down: the
+    article's last blocks (a skipped block's content measured by a checker would overflow onto the
+    footer) and any other rule that sets `content-visibility: visible` (e.g. a run block whose
+    code is folded)."""
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
-    rule = re.search(r"([^{},]*:nth-last-child\([^)]*\)[^{},]*?)\s*[,{]", css)
-    if rule is None:
+    if not re.search(r":nth-last-child\([^)]*\)", css):
         raise AssertionError("extra.css lays out no tail of the article at load (:nth-last-child)")
-    return " ".join(rule[1].split())
+    rules = re.findall(r"([^{}]+)\{[^}]*content-visibility:\s*visible", css)
+    return ", ".join(" ".join(selector.split()) for rule in rules for selector in rule.split(","))
 
 
 LAZY_BLOCKS = lazy_blocks_selector(EXTRA_CSS.read_text(encoding="utf-8"))
