@@ -163,7 +163,7 @@ CLAIMS = {
             *kv_split_follows_the_lesson(doc),
         ],
         lambda doc: [tpot_above_floor(doc), throughput_grows_with_batch(doc)],
-        "CPU run: gloo between CPU workers says nothing about NVLink or PCIe between GPUs",
+        "CPU run: shared memory between CPU workers says nothing about NVLink or PCIe between GPUs",
     ),
 }
 
