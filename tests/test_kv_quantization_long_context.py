@@ -153,6 +153,11 @@ def test_lesson_values_are_the_cores_and_prefixed():
     assert float(v["kvq_h100_longest_gain"]) > float(v["kvq_h100_short_gain"]) > 1
     assert int(v["kvq_rtx_awq_long_fp8"]) >= 2 * int(v["kvq_rtx_awq_long"])
     assert float(v["kvq_reload_vs_prefill"]) > 10  # reloading beats recomputing a 32k prompt
+    # section 3 says the batch at the longest context fits on the H100 only with an fp8 cache
+    assert int(v["kvq_h100_longest"]) < int(v["kvq_batch"]) <= int(v["kvq_h100_longest_fp8"])
+    # and that at batch 1 the weights are still most of a long-context step's bytes
+    batch_1_share = float(v["kvq_kv_bytes_longest_b1"].rstrip("%"))
+    assert batch_1_share < 50 < float(v["kvq_kv_share_long"].rstrip("%"))
 
 
 def test_the_estimator_prints_every_table():
