@@ -1,5 +1,6 @@
 """The capacity-planning capstone: the estimator's chain, the simulated load ceiling, the values."""
 
+import json
 import math
 from dataclasses import replace
 
@@ -10,7 +11,7 @@ from capacity_planning.estimate import CANDIDATES, PRODUCT, Candidate, plan, usd
 from capacity_planning.values import values
 from core.gpus import load_gpus
 from core.models import load_model
-from core.reference import BF16_MODEL
+from core.reference import AWQ_MODEL, BF16_MODEL
 from core.roofline import tpot_bound, ttft_bound
 
 FP8_H100 = Candidate("h100_sxm", BF16_MODEL, "fp8")
@@ -95,6 +96,20 @@ def test_kv_heads_split_across_tp_until_each_gpu_holds_one():
     assert estimate.kv_bytes_per_gpu(model, 1) == kv_bytes_per_token(model)
     assert estimate.kv_bytes_per_gpu(model, 2) == kv_bytes_per_token(model) / 2
     assert estimate.kv_bytes_per_gpu(model, 8) == estimate.kv_bytes_per_gpu(model, 4)
+
+
+def test_the_kv_cache_is_the_checkpoints_own_16_bit_type_as_the_page_says():
+    """--kv-cache-dtype auto keeps the KV cache in the model's dtype: the page calls it FP16 for the
+    AWQ checkpoint and BF16 for the BF16 one (FP8 weights included), two bytes a value each."""
+    from core.models import MODELS_DIR
+
+    dtypes = {
+        c.model_key: json.loads((MODELS_DIR / f"{c.model_key}.json").read_text())["config"][
+            "torch_dtype"
+        ]
+        for c in CANDIDATES
+    }
+    assert dtypes == {AWQ_MODEL: "float16", BF16_MODEL: "bfloat16"}
 
 
 def test_a_product_the_cards_cannot_serve_gets_no_plan():

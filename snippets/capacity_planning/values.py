@@ -171,6 +171,12 @@ def values() -> dict[str, str]:
         raise ValueError("the self-test plans the 72B model on H100s with FP8")
     if big.tp != 2:
         raise ValueError("the self-test says each GPU holds half the 72B model's weights")
+    # the self-test says the 72B run ran eager and the 7B runs the plan uses with CUDA graphs
+    small_notes = {p.measured.row.note for p in by_key.values() if p.measured is not None}
+    if "enforce_eager=True" not in big.measured.row.note or any(
+        "enforce_eager=False" not in note for note in small_notes
+    ):
+        raise ValueError("the self-test says only the 72B run behind the plan ran without graphs")
     v["big_model"] = load_model(BIG_MODEL).name
     v |= plan_values("big", big)
     v |= source_values("big", big)

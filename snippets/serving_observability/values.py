@@ -120,7 +120,10 @@ def values() -> dict[str, str]:
         "gpu_mem_util": f"{GPU_MEMORY_UTILIZATION:g}",
     }
     v.update(decision_values("rec", r))
-    v.update(decision_values("h100", recipe(gpu_key=XFER_GPU)))
+    on_h100 = recipe(gpu_key=XFER_GPU)
+    if on_h100.tpot_batch["fp8"] != batch_defaults(on_h100.gpu, "serve").max_num_seqs:
+        raise ValueError("the H100 self-test says the TPOT search reaches the server's default")
+    v.update(decision_values("h100", on_h100))
     long = recipe(w=LONG)
     v.update(
         {
