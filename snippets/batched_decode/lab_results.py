@@ -18,7 +18,14 @@ from pathlib import Path
 
 from core.formats import WeightFormat
 from core.gpus import GPU
-from core.lab_results import RESULTS, model_for, provenance, runs_with_gpus
+from core.lab_results import (
+    RESULTS,
+    markdown_head,
+    markdown_row,
+    model_for,
+    print_recorded_runs,
+    runs_with_gpus,
+)
 from core.models import ModelSpec
 from core.roofline import batch_tpot_bound_s
 
@@ -98,7 +105,7 @@ def step_bound_s(
 def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
     p = run["parameters"]
     resolved = model_for(run) if gpu is not None else None
-    lines = ["| " + " | ".join(header) + " |", "|---:|" + "---:|" * (len(header) - 1)]
+    lines = markdown_head(header, label_column=False)
     for b in p["batches"]:
         mine = [s for s in run["batch_summaries"] if s["batch"] == b]
         if not mine:
@@ -116,7 +123,7 @@ def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
             f"{tpot * 1e3:,.2f}",
             f"{tps:,.0f}",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(markdown_row(cells))
     return lines
 
 
@@ -126,11 +133,7 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
     if not runs:
         print(text["none"])
         return
-    for path, run, gpu in runs:
-        print(f"{provenance(text['run'], path, run, gpu, results_dir)}\n")
-        print("\n".join(table(run, gpu, text["header"])))
-        print()
-    print(text["notes"])
+    print_recorded_runs(text, runs, table, results_dir)
 
 
 if __name__ == "__main__":

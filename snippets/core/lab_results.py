@@ -78,3 +78,25 @@ def provenance(
         date=run["date"][:10],
         file=results_file(path, results_dir),
     )
+
+
+def markdown_row(cells: list[str]) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown_head(header: list[str], label_column: bool = True) -> list[str]:
+    """A Markdown table's header and rule: numbers right-aligned, the first column left-aligned
+    when it holds labels (`label_column`), else right-aligned too."""
+    first = "|---|" if label_column else "|---:|"
+    return [markdown_row(header), first + "---:|" * (len(header) - 1)]
+
+
+def print_recorded_runs(text: dict, runs: list, table, results_dir: Path = RESULTS) -> None:
+    """Each recorded run under its label (text["run"], see provenance), then its table
+    (`table(run, gpu, text["header"])`, lines of Markdown); then the page's text["notes"]."""
+    for path, run, gpu in runs:
+        print(f"{provenance(text['run'], path, run, gpu, results_dir)}\n")
+        print("\n".join(table(run, gpu, text["header"])))
+        print()
+    print(text["notes"])

@@ -21,7 +21,14 @@ from core.engine import MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS
 from core.formats import WeightFormat, checkpoint_format
 from core.gpus import GPU, load_gpus
 from core.kernels import default_capture_sizes, kernels_per_step
-from core.lab_results import RESULTS, model_for, provenance, runs_with_gpus
+from core.lab_results import (
+    RESULTS,
+    markdown_head,
+    markdown_row,
+    model_for,
+    print_recorded_runs,
+    runs_with_gpus,
+)
 from core.models import ModelSpec, model_for_repo
 from core.roofline import batch_tpot_bound_s
 
@@ -120,7 +127,7 @@ def engine(run: dict, config: str) -> dict | None:
 def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
     p = run["parameters"]
     resolved = model_for(run) if gpu is not None else None
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    lines = markdown_head(header)
     for b in p["batches"]:
         for config in p["configs"]:
             calls = [
@@ -149,7 +156,7 @@ def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
                 e["cudagraph_mode"],
                 f"{len(e['capture_sizes'])}",
             ]
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append(markdown_row(cells))
     return lines
 
 
@@ -171,16 +178,11 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
             )
         )
         print()
-        print("| " + " | ".join(text["floor_header"]) + " |")
-        print("|---:|---:|")
+        print("\n".join(markdown_head(text["floor_header"], label_column=False)))
         for b, floor in default_floors().items():
-            print(f"| {b} | {floor * 1e3:.2f} |")
+            print(markdown_row([f"{b}", f"{floor * 1e3:.2f}"]))
         return
-    for path, run, gpu in runs:
-        print(f"{provenance(text['run'], path, run, gpu, results_dir)}\n")
-        print("\n".join(table(run, gpu, text["header"])))
-        print()
-    print(text["notes"])
+    print_recorded_runs(text, runs, table, results_dir)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,14 @@ from pathlib import Path
 from core.display import ms_tenths
 from core.formats import WeightFormat
 from core.gpus import GPU
-from core.lab_results import RESULTS, model_for, results_file, runs_with_gpus
+from core.lab_results import (
+    RESULTS,
+    markdown_head,
+    markdown_row,
+    model_for,
+    results_file,
+    runs_with_gpus,
+)
 from core.models import ModelSpec
 from core.roofline import decode_steps_bound_s, ttft_bound
 
@@ -127,7 +134,7 @@ def rows(run: dict) -> list[tuple[str, int, int, dict[str, float | None]]]:
 def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
     resolved = model_for(run) if gpu is not None else None
     header = text["header"]
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    lines = markdown_head(header)
     for label, prompt, new, med in rows(run):
         ttft_floor = ttft_bound_s(*resolved, gpu, prompt) if resolved else None
         token_floor = token_bound_s(*resolved, gpu, prompt, new) if resolved else None
@@ -141,7 +148,7 @@ def table(run: dict, gpu: GPU | None, text: dict) -> list[str]:
             ms_tenths(token_floor),
             f"{med['wall_s']:.3f}",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(markdown_row(cells))
     return lines
 
 

@@ -22,7 +22,14 @@ from pathlib import Path
 
 from core.formats import WeightFormat, checkpoint_format
 from core.gpus import GPU, load_gpus
-from core.lab_results import RESULTS, model_for, provenance, runs_with_gpus
+from core.lab_results import (
+    RESULTS,
+    markdown_head,
+    markdown_row,
+    model_for,
+    print_recorded_runs,
+    runs_with_gpus,
+)
 from core.models import ModelSpec, model_for_repo
 from core.roofline import batch_tpot_bound_s
 from core.speculative import alpha_from_mean_length, batched_speedup
@@ -209,7 +216,7 @@ def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
     p = run["parameters"]
     resolved = model_for(run) if gpu is not None else None
     prompt, new, gamma = p["prompt_tokens"], p["new_tokens"], p["gamma"]
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    lines = markdown_head(header)
     for b in p["batches"]:
         off = summaries(run, "off", b)
         off_tpot = statistics.median(s["tpot_s"] for s in off) if off else None
@@ -242,7 +249,7 @@ def table(run: dict, gpu: GPU | None, header: list[str]) -> list[str]:
                 "—" if speed is None else f"{speed:.2f}",
                 "—" if predicted is None else f"{predicted:.2f}",
             ]
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append(markdown_row(cells))
     return lines
 
 
@@ -258,19 +265,13 @@ def main(lang: str = "zh", results_dir: Path = RESULTS) -> None:
         )
         print()
         floors = default_floors()
-        header = text["floor_header"]
-        print("| " + " | ".join(header) + " |")
-        print("|---:|" + "---:|" * (len(header) - 1))
+        print("\n".join(markdown_head(text["floor_header"], label_column=False)))
         for b in LAB_BATCHES:
             cells = [f"{b}", f"{floors[f'floor_b{b}_ms']:.2f}"]
             cells += [f"{floors[f'speedup_b{b}_a{a}']:.2f}" for a in EXAMPLE_ALPHAS]
-            print("| " + " | ".join(cells) + " |")
+            print(markdown_row(cells))
         return
-    for path, run, gpu in runs:
-        print(f"{provenance(text['run'], path, run, gpu, results_dir)}\n")
-        print("\n".join(table(run, gpu, text["header"])))
-        print()
-    print(text["notes"])
+    print_recorded_runs(text, runs, table, results_dir)
 
 
 if __name__ == "__main__":
