@@ -497,6 +497,13 @@ def setup_environment(dummy: bool) -> None:
 
 # ---------------------------------------------------------------- engines
 
+# vLLM's engine core in the caller's process, with its worker beside it (vLLM's UniProc executor),
+# instead of an engine-core process of its own: then generate() hands over every request before the
+# first step, and llm_engine.step() returns with no step in flight. Labs that need either set it
+# (os.environ.update) before starting an engine; the CPU smoke runs set it for every lab, because on
+# a CPU each extra process imports vLLM and torch again (tests/labs_env.py).
+ENGINE_IN_PROCESS = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+
 
 def engine_arguments(
     spec: LabModel,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from labkit import ENGINE_IN_PROCESS
 
 LABS_PYTHON = ROOT / ".venv-labs" / "bin" / "python"
 # vLLM's engine sockets (ipc://<VLLM_RPC_BASE_PATH>/<uuid>, default /tmp) outlive each run:
@@ -16,14 +17,12 @@ LABS_PYTHON = ROOT / ".venv-labs" / "bin" / "python"
 _ENGINE_SOCKETS = tempfile.TemporaryDirectory(prefix="labs-ipc-")
 
 
-# vLLM's engine core in the lab's own process, with its one worker beside it (vLLM's UniProc
-# executor), instead of an engine-core process that starts a worker process: on a CPU each of
-# those processes imports vLLM and torch again, which took most of a smoke run (kv_fp8's two
-# engines: 228 s in separate processes, 61 s in one, the same results). Labs that need more
-# processes still get them: `vllm serve` keeps its API server and engine core apart, and
-# tensor parallelism starts one worker per rank. The readers' and the GPU workflow's runs keep
-# vLLM's default.
-ENGINE_IN_PROCESS = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+# Every smoke run starts vLLM's engine core in the lab's own process (labkit.ENGINE_IN_PROCESS):
+# by default an engine starts an engine-core process that starts a worker process, and on a CPU each
+# of them imports vLLM and torch again, which took most of a smoke run (kv_fp8's two engines: 228 s
+# in separate processes, 61 s in one, the same results). `vllm serve` keeps its API server and
+# engine core apart, and tensor parallelism starts one worker per rank, whatever the setting. The
+# readers' and the GPU workflow's runs keep vLLM's default.
 
 
 def lab_environment() -> dict[str, str]:

@@ -38,8 +38,8 @@ LONG_TOKENS = 8
 # ceil(P / (T - D)) with chunking). By default the engine core runs in its own process, ahead of
 # this one, so outputs of steps scheduled before the arrival still arrive after it; and on CUDA
 # vLLM schedules asynchronously (step n+1 planned before step n's outputs are back), one more.
-# In-process engine core and synchronous scheduling: no step is in flight when step() returns.
-IN_STEP = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+# In-process engine core (lab.ENGINE_IN_PROCESS) and synchronous scheduling: no step is in flight
+# when step() returns.
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, key: str) 
 
     budget, chunked = int(key.split(":")[0]), key.endswith(":on")
     max_model_len = model_len(opts)
-    os.environ.update(IN_STEP)
+    os.environ.update(lab.ENGINE_IN_PROCESS)
     llm = lab.start_engine(
         spec,
         backend,
@@ -137,7 +137,7 @@ def serve(opts: argparse.Namespace, spec: lab.LabModel, backend: str, key: str) 
         max_num_batched_tokens=budget,  # the knob: the token budget of one engine step
         enable_chunked_prefill=chunked,
         max_num_seqs=opts.decodes + 1,  # every request of the scene runs at once
-        async_scheduling=False,  # see IN_STEP
+        async_scheduling=False,  # see lab.ENGINE_IN_PROCESS above
     )
     vocab = llm.model_config.get_vocab_size()
     warm = [{"prompt_token_ids": lab.prompt_ids(opts.decode_prompt, vocab, opts.seed + 99)}]

@@ -53,10 +53,6 @@ AWQ_MIN_SM = (7, 5)  # AutoAWQConfig.get_min_capability() in vLLM 0.26.0
 # arguments, and online FP8 calls it on every weight while loading (process_weights_after_loading
 # in online/fp8.py), so the engine fails before it starts: "expected at most 0 argument(s)"
 CPU_FP8_KERNEL = "_C::dynamic_scaled_fp8_quant"
-# A batch must prefill in one step. With the engine core in its own process, it may start a step
-# after the first of generate()'s requests arrives and before the rest do (seen on a busy CPU);
-# in-process, generate() adds every request before the first step.
-IN_PROCESS = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
 
 
 def format_list(text: str) -> list[str]:
@@ -165,7 +161,9 @@ def run_format(key: str, model: lab.LabModel, backend: str, opts, sm) -> dict:
 
     batches, decode_prompt, new = opts.batches, opts.decode_prompt, opts.new_tokens
     largest_batch = max(batches)
-    os.environ.update(IN_PROCESS)
+    # a batch must prefill in one step: with the engine core in its own process it may start a step
+    # after the first of generate()'s requests arrives and before the rest do (seen on a busy CPU)
+    os.environ.update(lab.ENGINE_IN_PROCESS)
     llm = lab.start_engine(
         model,
         backend,
