@@ -940,6 +940,9 @@ class Smoke:
     verify_passes: tuple[str, ...] = ("completeness",)  # check names verify_labs must PASS
 
 
+NOT_IN_CORE = "GPU or model not in the course's core"  # why a floor claim is skipped
+
+
 def verdict(name: str, problems: list[str], passed: str, shown: int | None = None) -> Check:
     """FAIL with the (first `shown`) problems, or PASS saying what was checked."""
     if problems:

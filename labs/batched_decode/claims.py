@@ -83,13 +83,12 @@ def claim_above_bound(doc: dict, tpot: dict[int, float]) -> Check:
     """Every measured TPOT at or above the lesson's lower bound for its batch (sanity of both)."""
     name = "every TPOT at or above its lower bound"
     from batched_decode.lab_results import step_bound_s
-    from core.gpus import load_gpus
-    from core.lab_results import gpu_for, model_for
+    from core.lab_results import gpu_and_model
 
-    gpu = gpu_for(doc, load_gpus())
-    resolved = model_for(doc) if gpu else None
-    if resolved is None:
-        return Check("SKIP", name, "GPU or model not in the course's core")
+    known = gpu_and_model(doc)
+    if known is None:
+        return Check("SKIP", name, lab.NOT_IN_CORE)
+    gpu, resolved = known
     below = []
     for b, t in tpot.items():
         bound = step_bound_s(doc, gpu, resolved, b)

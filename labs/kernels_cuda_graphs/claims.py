@@ -139,15 +139,14 @@ def claim_gain_shrinks_with_batch(doc: dict) -> Check:
 
 
 def claim_above_floor(doc: dict) -> Check:
-    from core.gpus import load_gpus
-    from core.lab_results import gpu_for, model_for
+    from core.lab_results import gpu_and_model
     from kernels_cuda_graphs.lab_results import tpot_floor_s
 
     name = "every TPOT at or above its floor"
-    gpu = gpu_for(doc, load_gpus())
-    resolved = model_for(doc) if gpu else None
-    if resolved is None:
-        return Check("SKIP", name, "GPU or model not in the course's core")
+    known = gpu_and_model(doc)
+    if known is None:
+        return Check("SKIP", name, lab.NOT_IN_CORE)
+    gpu, resolved = known
     p = doc["parameters"]
     below, n = [], 0
     for config in p["configs"]:

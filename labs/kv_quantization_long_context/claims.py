@@ -116,16 +116,14 @@ def tpot_medians(doc: dict) -> dict[str, dict[int, float]]:
 
 
 def claim_tpot_above_floor(doc: dict) -> Check:
-    from core.gpus import load_gpus
-    from core.lab_results import gpu_for, model_for
+    from core.lab_results import gpu_and_model
     from kv_quantization_long_context.lab_floors import tpot_floor_s
 
     name = "every median TPOT at or above its floor (context, KV dtype)"
-    gpu = gpu_for(doc, load_gpus())
-    resolved = model_for(doc) if gpu else None
-    if resolved is None:
-        return Check("SKIP", name, "GPU or model not in the course's core")
-    model, fmt = resolved
+    known = gpu_and_model(doc)
+    if known is None:
+        return Check("SKIP", name, lab.NOT_IN_CORE)
+    gpu, (model, fmt) = known
     below, shown = [], []
     for dtype, by_context in tpot_medians(doc).items():
         for s, tpot in by_context.items():

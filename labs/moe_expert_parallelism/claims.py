@@ -84,7 +84,7 @@ def gpu_claims(doc: dict) -> list[Check]:
     grows = f"TPOT grows with the batch where the floor does (>= x{TPOT_GROWTH:g})"
     gpu, moe = gpu_for(doc, load_gpus()), lesson_moe(doc)
     if gpu is None or moe is None:
-        reason = "GPU or model not in the course's core"
+        reason = lab.NOT_IN_CORE
         return [Check("SKIP", above, reason), Check("SKIP", grows, reason)]
     context = doc["parameters"]["prompt_tokens"]
     tpot = tpot_medians(doc)

@@ -118,24 +118,16 @@ def claim_pays_at_batch_one(doc: dict) -> Check:
     return Check("PASS" if on < off else "FAIL", name, detail)
 
 
-def gpu_model(doc: dict):
-    from core.gpus import load_gpus
-    from core.lab_results import gpu_for, model_for
-
-    gpu = gpu_for(doc, load_gpus())
-    resolved = model_for(doc) if gpu else None
-    return (gpu, resolved) if resolved else None
-
-
 def claim_above_floor(doc: dict) -> Check:
     """Every median TPOT at or above its floor: the plain step's bound, over the mean acceptance
     length with speculation."""
+    from core.lab_results import gpu_and_model
     from speculative_decoding.lab_results import pooled, summaries, tpot_floor_s
 
     name = "every TPOT at or above its floor"
-    known = gpu_model(doc)
+    known = gpu_and_model(doc)
     if known is None:
-        return Check("SKIP", name, "GPU or model not in the course's core")
+        return Check("SKIP", name, lab.NOT_IN_CORE)
     gpu, resolved = known
     p = doc["parameters"]
     below, n = [], 0
@@ -157,10 +149,11 @@ def claim_speedup_within_prediction(doc: dict) -> Check:
     """The measured speed-up (TPOT off / on) against the lesson's speed-up(B) at the measured
     alpha: a ratio of two best cases, so a real run may fall short of it but should not beat it
     by more than SPEEDUP_SLACK."""
+    from core.lab_results import gpu_and_model
     from speculative_decoding.lab_results import pooled, predicted_speedup, summaries
 
     name = "measured speed-up within the lesson's prediction"
-    known = gpu_model(doc)
+    known = gpu_and_model(doc)
     p = doc["parameters"]
     if known is None or set(p["configs"]) != {"off", "ngram"}:
         return Check("SKIP", name, "needs both configurations and a GPU and model in the core")

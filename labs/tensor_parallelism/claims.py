@@ -123,7 +123,7 @@ def tpot_above_floor(doc: dict) -> Check:
     name = "every median TPOT at or above the lesson's floor with communication"
     steps = floors(doc)
     if steps is None:
-        return Check("SKIP", name, "GPU or model not in the course's core")
+        return Check("SKIP", name, lab.NOT_IN_CORE)
     tpot = medians(doc, "tpot_median_s")
     below = [
         f"TP {t} B={b}: {lab.ms(v)} < {lab.ms(steps[t, b].seconds)}"

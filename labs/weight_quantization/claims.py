@@ -101,7 +101,7 @@ def claim_above_floors(doc: dict) -> Check:
     name = "every median TPOT and TTFT at or above its format's floor"
     found = floors(doc)
     if found is None:
-        return Check("SKIP", name, "GPU or model not in the course's core")
+        return Check("SKIP", name, lab.NOT_IN_CORE)
     gpu, models = found
     p, below, shown = doc["parameters"], [], []
     for key, model in models.items():
