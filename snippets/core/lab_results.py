@@ -58,13 +58,13 @@ def model_for(run: dict) -> tuple[ModelSpec, WeightFormat] | None:
     return spec, checkpoint_format(spec) if quantized else BF16
 
 
-
 def gpu_and_model(run: dict) -> tuple[GPU, tuple[ModelSpec, WeightFormat]] | None:
     """A run's GPU and its model with the weight format it loaded, both from the course's core;
     None when either is not there (a lab's floor claims are then skipped)."""
     gpu = gpu_for(run, load_gpus())
     resolved = model_for(run) if gpu else None
     return (gpu, resolved) if resolved else None
+
 
 def results_file(path: Path, results_dir: Path = RESULTS) -> str:
     """Where a run's file sits, as a reader of the repository finds it (labs/results/...)."""
