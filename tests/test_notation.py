@@ -96,12 +96,17 @@ def _row(symbol: str, pages: list[str]) -> str:
     )
 
 
-def test_a_capital_letter_has_one_meaning_and_a_page_one_meaning_of_each_letter():
-    assert len(parse_table(_row("k", ["a"]) + _row("k", ["b"]))) == 2  # a local variable
-    with pytest.raises(StageError, match="B has more than one meaning"):
-        parse_table(_row("B", ["a"]) + _row("B", ["b"]))
-    with pytest.raises(StageError, match="a is listed for two meanings of k"):
-        parse_table(_row("k", ["a"]) + _row("k", ["a", "b"]))
+def test_every_symbol_has_one_meaning_course_wide():
+    """Upper or lower case, Latin or Greek: a letter with a second meaning breaks the table."""
+    for letter in ("B", "k", "κ"):
+        with pytest.raises(StageError, match=f"{letter} has more than one meaning"):
+            parse_table(_row(letter, ["a"]) + _row(letter, ["b"]))
+    assert len({entry.symbol for entry in TABLE}) == len(TABLE)
+
+
+def test_a_script_l_is_a_symbol():
+    """`\\ell` names a variable like any letter, so a page cannot slip one past the table."""
+    assert symbols(r"2Vd\,\ell + \ell_0") == {"V", "d", "ℓ"}
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

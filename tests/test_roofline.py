@@ -123,23 +123,29 @@ def test_main_prints_the_chart_in_the_requested_language(capsys):
 
 def test_gemm_intensity_matches_the_formula_and_its_limits():
     assert gemm_intensity(1, 4, 4, 2) == pytest.approx(2 * 16 / ((16 + 4 + 4) * 2))
-    k, n = 3584, 18944
-    assert gemm_intensity(1, k, n) == pytest.approx(1.0, rel=1e-3)  # BF16, one token: about 1
-    assert gemm_intensity(10**9, k, n) == pytest.approx(intensity_limit(k, n), rel=1e-4)
+    d_in, d_out = 3584, 18944
+    assert gemm_intensity(1, d_in, d_out) == pytest.approx(
+        1.0, rel=1e-3
+    )  # BF16, one token: about 1
+    assert gemm_intensity(10**9, d_in, d_out) == pytest.approx(
+        intensity_limit(d_in, d_out), rel=1e-4
+    )
 
 
 def test_tokens_to_reach_is_the_first_t_at_or_above_the_ridge():
-    k, n, ridge = 3584, 18944, RTX.ridge_point
-    t = tokens_to_reach(ridge, k, n)
-    assert gemm_intensity(t, k, n) >= ridge > gemm_intensity(t - 1, k, n)
-    assert tokens_to_reach(intensity_limit(k, n) * 1.01, k, n) is None  # above the limit: never
+    d_in, d_out, ridge = 3584, 18944, RTX.ridge_point
+    t = tokens_to_reach(ridge, d_in, d_out)
+    assert gemm_intensity(t, d_in, d_out) >= ridge > gemm_intensity(t - 1, d_in, d_out)
+    assert (
+        tokens_to_reach(intensity_limit(d_in, d_out) * 1.01, d_in, d_out) is None
+    )  # above the limit: never
 
 
 @pytest.mark.parametrize(
     ("call", "match"),
     [
         (lambda: gemm_intensity(0, 4, 4), "tokens"),
-        (lambda: gemm_intensity(1, 0, 4), "k, n"),
+        (lambda: gemm_intensity(1, 0, 4), "d_in, d_out"),
         (lambda: intensity_limit(4, 4, 0), "b > 0"),
         (lambda: tokens_to_reach(0, 4, 4), "ridge point must be positive"),
     ],

@@ -26,6 +26,7 @@ GREEK = {
     "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "chi": "χ",
     "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ",
     "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "ell": "ℓ",  # a script l is a letter too: it names a variable
 }  # fmt: skip
 # Σ and Δ as operators (a sum, a difference) are written \sum and \Delta; \Delta is kept a symbol.
 DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.DOTALL)
@@ -115,15 +116,10 @@ class Symbol:
     defined_in: str  # the page (page_key) that introduces it
     used_in: tuple[str, ...]  # every page (page_key) whose math uses it with this meaning
 
-    @property
-    def local(self) -> bool:
-        """A lower-case Latin letter: it may mean something else in another lesson."""
-        return len(self.symbol) == 1 and self.symbol.isascii() and self.symbol.islower()
-
 
 def parse_table(text: str, name: str = "notation.toml") -> list[Symbol]:
-    """The table's entries; a broken table (a page listed for two meanings of one symbol, two
-    meanings of a symbol that must have one, a defining page that does not use it) is an error."""
+    """The table's entries; a broken table (a symbol with two meanings, a defining page that does
+    not use it) is an error."""
     entries: list[Symbol] = []
     for row in tomllib.loads(text)["symbol"]:
         used = tuple(row["used_in"])
@@ -141,17 +137,14 @@ def parse_table(text: str, name: str = "notation.toml") -> list[Symbol]:
                 used_in=used,
             )
         )
-    seen: dict[tuple[str, str], Symbol] = {}
+    seen: set[str] = set()
     for entry in entries:
-        others = [e for e in entries if e.symbol == entry.symbol and e is not entry]
-        if others and not entry.local:
+        if entry.symbol in seen:
             raise StageError(
-                f"{name}: {entry.symbol} has more than one meaning; only lower-case letters may"
+                f"{name}: {entry.symbol} has more than one meaning; every symbol has one "
+                "course-wide (pick another letter, or qualify this one with a subscript)"
             )
-        for page in entry.used_in:
-            if (entry.symbol, page) in seen:
-                raise StageError(f"{name}: {page} is listed for two meanings of {entry.symbol}")
-            seen[(entry.symbol, page)] = entry
+        seen.add(entry.symbol)
     return entries
 
 
@@ -162,13 +155,14 @@ def load_table(path: Path = TABLE) -> list[Symbol]:
 def problems(page: str, markdown: str, table: list[Symbol]) -> list[str]:
     """What breaks the notation on one page (named by page_key): a symbol the table lacks, or one
     the table does not list this page as using: a meaning the table does not give it here."""
+    by_symbol = {entry.symbol: entry for entry in table}
     found = []
     for name in sorted(page_symbols(markdown)):
-        meanings = [entry for entry in table if entry.symbol == name]
-        if not meanings:
+        entry = by_symbol.get(name)
+        if entry is None:
             found.append(f"{page}: ${name}$ is not in the notation table ({TABLE_NAME})")
-        elif not any(page in entry.used_in for entry in meanings):
-            listed = "; ".join(entry.meaning["en"] for entry in meanings)
+        elif page not in entry.used_in:
+            listed = entry.meaning["en"]
             found.append(
                 f"{page}: ${name}$ is used, but the notation table does not list this page for it "
                 f"(its meaning there: {listed}); use it with that meaning and add the page to "
@@ -178,12 +172,8 @@ def problems(page: str, markdown: str, table: list[Symbol]) -> list[str]:
 
 
 LABELS = {
-    "zh": {"head": ("符号", "含义", "单位", "引入于"), "only": "仅在{}", "and": "、"},
-    "en": {
-        "head": ("Symbol", "Meaning", "Unit", "Introduced in"),
-        "only": "only in {}",
-        "and": ", ",
-    },
+    "zh": ("符号", "含义", "单位", "引入于"),
+    "en": ("Symbol", "Meaning", "Unit", "Introduced in"),
 }
 
 
@@ -196,10 +186,8 @@ def _sort_key(symbol: Symbol) -> tuple[int, str, str]:
 
 def table_markdown(table: list[Symbol], lang: str, titles: dict[str, str], up: str) -> str:
     """The notation table in one language; `titles` maps page_key to a lesson's title, `up` leads
-    from the notation page to docs/. A letter's local meanings (all but its most used) say in
-    which lessons they hold."""
-    labels = LABELS[lang]
-    head = labels["head"]
+    from the notation page to docs/."""
+    head = LABELS[lang]
     rows = [f"| {' | '.join(head)} |", "|---|---|---|---|"]
 
     def link(page: str) -> str:
@@ -207,10 +195,6 @@ def table_markdown(table: list[Symbol], lang: str, titles: dict[str, str], up: s
 
     for symbol in sorted(table, key=_sort_key):
         where = link(symbol.defined_in)
-        meanings = [entry for entry in table if entry.symbol == symbol.symbol]
-        if len(meanings) > 1 and symbol is not max(meanings, key=lambda e: len(e.used_in)):
-            lessons = [page for page in symbol.used_in if page in titles]  # a local meaning
-            where = labels["only"].format(labels["and"].join(link(page) for page in lessons))
         unit = symbol.unit[lang] or "—"
         rows.append(f"| ${symbol.tex}$ | {symbol.meaning[lang]} | {unit} | {where} |")
     return "\n".join(rows)

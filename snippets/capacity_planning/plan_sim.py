@@ -40,8 +40,8 @@ class Calibrated(Hardware):
     tp: int = 1
     share: float = 1.0
 
-    def prefill_s(self, prompt_tokens: int, k: int) -> float:
-        return super().prefill_s(prompt_tokens, k) / self.tp / self.share
+    def prefill_s(self, prompt_tokens: int, new_requests: int) -> float:
+        return super().prefill_s(prompt_tokens, new_requests) / self.tp / self.share
 
     def decode_s(self, batch: int, context_tokens: int) -> float:
         return super().decode_s(batch, context_tokens) / self.tp / self.share

@@ -5,7 +5,9 @@ When a running request needs a new KV block and none is free, Scheduler.schedule
 "priority" policy: the lowest-priority, latest-arrived one). Scheduler._preempt_request frees its
 blocks, sets num_computed_tokens = 0 and puts it at the front of the waiting queue. Its prompt and
 the tokens it has generated so far stay with the request, so when it is scheduled again all of
-them are prefilled anew: P + g tokens recomputed. There is no swap-to-CPU path in the V1 engine.
+them are prefilled anew: n_in + n_gen tokens recomputed (fewer if some of its full blocks are
+still in the prefix cache). The scheduler never swaps a request out; only a KV-offloading connector
+(set by kv_offloading_size) stores blocks in CPU memory and loads them back.
 
 Run it: python snippets/chunked_prefill/preemption.py
 """
@@ -24,7 +26,7 @@ GENERATED = 500  # tokens it had generated when it was preempted
 
 @dataclass(frozen=True)
 class Preemption:
-    recomputed_tokens: int  # P + g: the whole sequence is prefilled again
+    recomputed_tokens: int  # n_in + n_gen: the whole sequence is prefilled again
     freed_bytes: int  # KV bytes its blocks held (kappa per token; whole blocks in practice)
     recompute_s: float  # lower bound on that prefill, alone on the GPU
     decode_step_s: float  # one decode step of this request alone, for scale

@@ -2,7 +2,7 @@
 
 A seeded simulator: numpy draws the stream, both policies serve exactly the same requests with
 the same number of slots, and every step costs the core's roofline lower bound for that step:
-  prefill of k new requests:  core.roofline.ttft_bound(batch=k)   (emits each one's first token)
+  prefill of n new requests:  core.roofline.ttft_bound(batch=n)   (emits each one's first token)
   decode step of b sequences: max(2*b*M' / P_peak, (W + kappa * sum of their contexts) / BW)
   (M': the weights each token multiplies, lm_head included, as in batched_decode)
 So the times are LOWER BOUNDS of a step model, not a prediction of an engine: what they compare is
@@ -76,8 +76,8 @@ class Hardware:
     model: ModelSpec
     fmt: WeightFormat
 
-    def prefill_s(self, prompt_tokens: int, k: int) -> float:
-        return ttft_bound(self.gpu, self.model, prompt_tokens, self.fmt, k).seconds
+    def prefill_s(self, prompt_tokens: int, new_requests: int) -> float:
+        return ttft_bound(self.gpu, self.model, prompt_tokens, self.fmt, new_requests).seconds
 
     # asked at every step of a simulation; the core's answers depend on the model (and batch) only
     @cached_property

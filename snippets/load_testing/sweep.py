@@ -2,7 +2,7 @@
 
 The same REQUESTS requests (Part 3's stream: PROMPT_TOKENS-token prompts, geometric outputs with
 mean MEAN_OUTPUT, cut at MAX_OUTPUT, seed SEED) are sent at each request rate, with gamma gaps as
-`vllm bench serve --request-rate R --burstiness b` draws them (arrivals.py). They are served by
+`vllm bench serve --request-rate R --burstiness β` draws them (arrivals.py). They are served by
 Part 3's continuous-batching simulator (continuous_batching.simulate) with SLOTS slots, every step
 costing its roofline LOWER BOUND; so the latencies are those of an ideal engine, and what the
 sweep shows is the queueing: how waiting grows as the rate approaches what the server can do.
@@ -37,7 +37,7 @@ from load_testing.arrivals import BURSTINESS, arrival_times
 
 REQUESTS = 400
 RATES = (2.0, 4.0, 6.0, 8.0, 9.0, 10.0, 11.0, 11.5, 12.0, 13.0)  # requests per second
-BURSTY = BURSTINESS[0]  # the burstiest shape arrivals.py shows: gamma gaps with CV 1/sqrt(b)
+BURSTY = BURSTINESS[0]  # the burstiest shape arrivals.py shows: gamma gaps with CV 1/sqrt(β)
 SLO_MS = {"ttft": 1000.0, "tpot": 50.0}  # as `vllm bench serve --goodput ttft:1000 tpot:50`
 # Where goodput peaks: near capacity a queue takes long to settle, so a 400-request run (~35 s of
 # traffic) puts the peak anywhere from well below capacity to at it, depending on the seed.

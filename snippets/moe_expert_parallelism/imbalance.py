@@ -62,7 +62,7 @@ def main() -> None:
         f"E={E} experts, top-{K}, {EP} EP ranks, {TOKENS} tokens per step, {STEPS} steps, "
         f"seeds {SEEDS}"
     )
-    print(f"{'skew s':>6} {'expert max/mean':>16} {'rank max/mean':>14}   (range over seeds)")
+    print(f"{'skew a':>6} {'expert max/mean':>16} {'rank max/mean':>14}   (range over seeds)")
     for skew, runs in table():
         experts = [r.expert_max_over_mean for r in runs]
         ranks = [r.rank_max_over_mean for r in runs]

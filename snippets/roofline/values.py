@@ -31,8 +31,8 @@ def values() -> dict[str, str]:
     prefill_i = {s: prefill_intensity(model, s) for s in PREFILL_LENGTHS}
     short, long_ = PREFILL_LENGTHS[1], PREFILL_LENGTHS[-1]
     decode_perf = attainable_flops(gpu, decode_i)
-    k, n = SHAPE
-    batch = tokens_to_reach(gpu.ridge_point, k, n)  # the self-test's batch
+    d_in, d_out = SHAPE
+    batch = tokens_to_reach(gpu.ridge_point, d_in, d_out)  # the self-test's batch
     return {
         # the GPU on the chart
         "gpu_name": gpu.name,
@@ -59,14 +59,14 @@ def values() -> dict[str, str]:
         "long_prefill": f"{long_:,}",
         "long_prefill_intensity": f"{prefill_i[long_]:,.0f}",
         # one linear layer, T tokens at a time
-        "gemm_k": f"{k:,}",
-        "gemm_n": f"{n:,}",
-        "gemm_one_token": f"{gemm_intensity(1, k, n):.2f}",
-        "gemm_limit": f"{intensity_limit(k, n):,.0f}",
-        "gemm_tokens_to_ridge": f"{tokens_to_reach(gpu.ridge_point, k, n):,}",
+        "gemm_d_in": f"{d_in:,}",
+        "gemm_d_out": f"{d_out:,}",
+        "gemm_one_token": f"{gemm_intensity(1, d_in, d_out):.2f}",
+        "gemm_limit": f"{intensity_limit(d_in, d_out):,.0f}",
+        "gemm_tokens_to_ridge": f"{tokens_to_reach(gpu.ridge_point, d_in, d_out):,}",
         "gemm_batch_context_limit": f"{longest_context_compute_bound(gpu, model, batch):,}",
-        "gemm_tokens_to_ridge_low": f"{tokens_to_reach(low.ridge_point, k, n):,}",
-        "gemm_tokens_to_ridge_high": f"{tokens_to_reach(high.ridge_point, k, n):,}",
+        "gemm_tokens_to_ridge_low": f"{tokens_to_reach(low.ridge_point, d_in, d_out):,}",
+        "gemm_tokens_to_ridge_high": f"{tokens_to_reach(high.ridge_point, d_in, d_out):,}",
     }
 
 
