@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.display import ms_tenths
 from core.engine import GPU_MEMORY_UTILIZATION
 from core.formats import BF16, WeightFormat, checkpoint_format, resident_weight_bytes
 from core.forward import kv_cache_bytes
@@ -951,7 +952,8 @@ def verdict(name: str, problems: list[str], passed: str, shown: int | None = Non
 
 
 def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.1f} ms"
+    """A time in a claim's message, in the core's millisecond format."""
+    return f"{ms_tenths(seconds)} ms"
 
 
 def request_problems(got: Counter, want: Counter, fields: str) -> list[str]:

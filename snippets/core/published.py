@@ -17,6 +17,7 @@ from core.formats import BF16, FP8, WeightFormat, checkpoint_format
 from core.forward import decode_flops, prefill_flops
 from core.gpus import GPU, load_gpus
 from core.models import load_model, load_models
+from core.moe import MOE_MODELS_DIR, load_moe_model
 from core.roofline import compute_peak, e2e_bound_s
 
 PUBLISHED_FILE = Path(__file__).resolve().parent / "published.toml"
@@ -214,15 +215,40 @@ CARD_TEXT = {
 BATCH_TEXT = {"zh": ("批大小 {batch}", "最大负载"), "en": ("batch {batch}", "maximum load")}
 
 
+# A dense model's share of its floor says nothing about an MoE model's: an MoE step reads only the
+# experts its batch routes to, which no dense row stands in for: an MoE lab quotes only its model.
+NO_MOE_ROW_TEXT = {
+    "zh": (
+        "这个实验还没有记录在案的运行，课程收录的已发表测量（`core/published.toml`）里也没有 "
+        "{model} 的。MoE 模型一步只读批里路由到的专家，稠密模型测得的比例代替不了它，"
+        "所以这里不并排展示别的模型的数据。"
+    ),
+    "en": (
+        "No run of this lab is recorded yet, and no publisher in the course's table of published "
+        "measurements (`core/published.toml`) measured {model}. An MoE step reads only the experts "
+        "its batch is routed to, so a dense model's share of its floor cannot stand in for it, and "
+        "no other model's row is shown here."
+    ),
+}
+
+
+def _moe_name(model: str) -> str | None:
+    """The display name of an MoE model the core knows, or None for any other key."""
+    return load_moe_model(model).name if (MOE_MODELS_DIR / f"{model}.json").is_file() else None
+
+
 def lab_card(
     lang: str, labs: set[str], model: str, gpu: str, fmt: str, phase: str, results_dir=None
 ) -> str:
     """A lab card's line while none of `labs` has a recorded run: the closest published row and
-    the share of its floor it reached; "" once a run is recorded (the card tables that instead)."""
+    the share of its floor it reached, or for an MoE model no publisher measured, a line saying so;
+    "" once a run is recorded (the card tables that instead)."""
     from core.lab_results import RESULTS, recorded_runs
 
     if recorded_runs(results_dir or RESULTS, labs=labs):
         return ""
+    if _moe_name(model) and all(c.row.model != model for c in calibrated()):
+        return NO_MOE_ROW_TEXT[lang].format(model=_moe_name(model))
     c = closest_published(model, gpu, fmt, phase)
     if c is None:
         raise ValueError(f"no published row for phase {phase!r}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DOCS, ROOT
+from conftest import COURSE, DOCS, ROOT
 from executed import build_output
 from markdown_source import expand_snippets, read_page
 
@@ -200,12 +200,8 @@ def test_blocks_far_down_wait_until_the_reader_scrolls_near(reports):
     and notebook leaves some block undrawn at load (a notebook is one block: its cells must be
     lazy themselves), and no page draws a block three screens down."""
     found = offenders(reports, lambda r: r.far_blocks_drawn)
-    # pages with formulas, but the reference pages made of one table (the notation page)
-    reference = ("/adr/", "/notation/")
-    lessons = [
-        r
-        for r in reports.values()
-        if (r.formulas and not any(part in r.url for part in reference)) or r.notebook
-    ]
+    lesson_paths = {f"{lesson.part.key}/{lesson.slug}/" for lesson in COURSE.lessons}
+    lessons = [r for path, r in reports.items() if unprefixed(path) in lesson_paths or r.notebook]
+    assert len(lessons) == 2 * len(COURSE.lessons), "a lesson page is missing from the reports"
     found += [f"{r.url}: every block drawn at load" for r in lessons if not r.skipped_blocks]
     assert_none("blocks far below the first screen drawn at load", found)
