@@ -393,3 +393,14 @@ def test_chunked_prefill_links_the_kv_connector_and_offloading_it_names_before_t
         assert "(../glossary.md#kv-connector)" in text
         assert "(../glossary.md#kv-offloading)" in text
     assert "连接器" not in zh
+
+
+@pytest.mark.parametrize("page", PART4_PAGES)
+def test_a_pitfall_that_shows_a_median_does_not_call_it_the_mean(page):
+    """The simulators report p50, not the mean: a pitfall shown by a p50 is about the median."""
+    for text in both_languages(page):
+        pitfalls = text.split("{#pitfalls}")[1].split("\n## ")[0]
+        for item in re.findall(r"^\d+\. \*\*(.*?)\*\*(.*)$", pitfalls, re.M):
+            headline, body = item
+            if "_p50" in body:
+                assert not re.search(r"\bmean\b|平均", headline), headline
