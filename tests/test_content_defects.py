@@ -404,3 +404,15 @@ def test_a_pitfall_that_shows_a_median_does_not_call_it_the_mean(page):
             headline, body = item
             if "_p50" in body:
                 assert not re.search(r"\bmean\b|平均", headline), headline
+
+
+def test_the_stall_disaggregation_removes_is_shorter_than_the_prefill():
+    """pd_disaggregation section 3: the mixed step's excess over a decode step is what a running
+    decode loses, and it is below the prefill floor (the decodes' work hides under it)."""
+    from pd_disaggregation.values import values as pd_values
+
+    v = pd_values()
+    assert float(v["stall_ms"]) < float(v["prefill_ms"]) < float(v["mixed_step_ms"])
+    for text in both_languages("scheduling/pd_disaggregation.md"):
+        removes = re.search(r"^- \*\*(?:removes|去掉)\*\*.*$", text, re.M).group(0)
+        assert "{{ pd_disaggregation.stall_ms }}" in removes
