@@ -332,3 +332,87 @@ def test_one_term_for_batch_size_and_one_spelling(page):
     en = "\n".join(read_page(english_sibling(DOCS / page)).prose)
     british = re.findall(BRITISH, en, re.I)
     assert not british
+
+
+# --- a fresh reader's pass over Part 4 (issue 26): what the pages say and what they compute ---
+
+
+PART4_PAGES = [
+    "scheduling/chunked_prefill.md",
+    "scheduling/load_testing.md",
+    "scheduling/pd_disaggregation.md",
+]
+
+
+def both_languages(page: str) -> list[str]:
+    return [
+        "\n".join(read_page(path).prose) for path in (DOCS / page, english_sibling(DOCS / page))
+    ]
+
+
+def test_chunking_with_a_budget_that_holds_the_prompt_still_changes_the_itl_tail():
+    """Pitfall 1 of chunked_prefill: with the default budget nothing of this prompt is cut, but the
+    leftover budget cuts the next long prompt, so the maximum ITL is higher than unchunked, not
+    'the same tail'; the page quotes the p99 it means from the simulator."""
+    from chunked_prefill.values import values as chunked_values
+
+    v = chunked_values()
+    assert float(v["sim_chunked_8192_max"]) > float(v["sim_unchunked_8192_max"])
+    zh, en = both_languages("scheduling/chunked_prefill.md")
+    for text, same_tail in ((zh, "ITL 的尾部和不分块一样"), (en, "the ITL tail is the same")):
+        pitfall = re.search(r"^1\. .*$", text.split("{#pitfalls}")[1], re.M).group(0)
+        assert same_tail not in pitfall
+        assert "{{ chunked_prefill.sim_chunked_8192_p99 }}" in pitfall
+
+
+@pytest.mark.parametrize("page", PART4_PAGES)
+def test_part4_diagrams_keep_to_the_notation(page):
+    """P is compute (P_peak), b bytes per value or burstiness, B the batch: a diagram label that
+    writes the prompt as P or the batch as b gives the symbol a second meaning."""
+    for path in (DOCS / page, english_sibling(DOCS / page)):
+        for fence in read_page(path).fences:
+            if fence.lang != "mermaid":
+                continue
+            assert not re.search(r"κ·P\b|\bP (?:prompt|个 prompt)", fence.body), path
+            assert "t(b)" not in fence.body, path
+
+
+@pytest.mark.parametrize("page", [*PART4_PAGES, "glossary.md", "interview.md", "notation.md"])
+def test_no_stray_space_around_a_chinese_link(page):
+    text = "\n".join(read_page(DOCS / page).prose)
+    stray = re.findall(r"[\u4e00-\u9fff，。：；、）] \[[\u4e00-\u9fff][^\]]*\]", text)
+    stray += re.findall(r"\[[^\]]*[\u4e00-\u9fff）]\]\([^)\s]*\) [\u4e00-\u9fff]", text)
+    assert not stray, stray
+
+
+def test_chunked_prefill_links_the_kv_connector_and_offloading_it_names_before_they_are_taught():
+    """KV connectors are taught in the next lesson and KV offloading in Part 5: the chunked-prefill
+    page names both, so it links the glossary, and zh uses the glossary's term 'KV connector'."""
+    zh, en = both_languages("scheduling/chunked_prefill.md")
+    for text in (zh, en):
+        assert "(../glossary.md#kv-connector)" in text
+        assert "(../glossary.md#kv-offloading)" in text
+    assert "连接器" not in zh
+
+
+@pytest.mark.parametrize("page", PART4_PAGES)
+def test_a_pitfall_that_shows_a_median_does_not_call_it_the_mean(page):
+    """The simulators report p50, not the mean: a pitfall shown by a p50 is about the median."""
+    for text in both_languages(page):
+        pitfalls = text.split("{#pitfalls}")[1].split("\n## ")[0]
+        for item in re.findall(r"^\d+\. \*\*(.*?)\*\*(.*)$", pitfalls, re.M):
+            headline, body = item
+            if "_p50" in body:
+                assert not re.search(r"\bmean\b|平均", headline), headline
+
+
+def test_the_stall_disaggregation_removes_is_shorter_than_the_prefill():
+    """pd_disaggregation section 3: the mixed step's excess over a decode step is what a running
+    decode loses, and it is below the prefill floor (the decodes' work hides under it)."""
+    from pd_disaggregation.values import values as pd_values
+
+    v = pd_values()
+    assert float(v["stall_ms"]) < float(v["prefill_ms"]) < float(v["mixed_step_ms"])
+    for text in both_languages("scheduling/pd_disaggregation.md"):
+        removes = re.search(r"^- \*\*(?:removes|去掉)\*\*.*$", text, re.M).group(0)
+        assert "{{ pd_disaggregation.stall_ms }}" in removes

@@ -9,6 +9,8 @@ import pytest
 from conftest import COURSE, DOCS, built_html
 from coursesite import interview
 from coursesite.interview import rebase, sections
+from interview.design import QUESTIONS, _on, meets, plan
+from pd_disaggregation.goodput import md1_wait
 
 LESSONS = [n for n in COURSE.lessons if not n.notebook]
 
@@ -55,3 +57,36 @@ def test_every_lessons_questions_are_in_the_bank_with_a_working_link(built_site,
             links = re.findall(rf'href="([^"]*{lesson.slug}/#{key})"', bank)
             assert links, f"{lesson.slug} ({lang}): no link back to #{key}"
             assert all(_resolves(site, bank_path, href) for href in links), links
+
+
+# --- the system-design answers (snippets/interview/design.py) ---
+
+
+@pytest.mark.parametrize("key", sorted(QUESTIONS))
+def test_each_design_answer_is_the_fewest_gpus_that_meet_every_condition(key):
+    w = QUESTIONS[key]
+    best = plan(w)
+    assert meets(best)
+    assert best.gpus == 1 or not meets(_on(w, best.gpus - 1))
+
+
+@pytest.mark.parametrize("key", sorted(QUESTIONS))
+def test_the_mean_ttft_is_half_a_step_the_md1_wait_and_the_prefill(key):
+    p = plan(QUESTIONS[key])
+    assert p.queue_s == pytest.approx(md1_wait(p.prefill_share, p.prefill_s))
+    assert p.queue_s > 0
+    assert p.ttft_s == pytest.approx(p.step_s / 2 + p.queue_s + p.prefill_s)
+
+
+@pytest.mark.parametrize("page", ["interview.md", "interview.en.md"])
+def test_design_questions_state_the_weight_format_and_a_p99_ttft_target(page):
+    """A reader cannot redo an answer without the weight format, and issue 26 asks for p99 TTFT:
+    the answers then say that the estimators give means, which the text compares with it."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    questions = re.findall(r"^\*\*(?:题目|Question)\*\*.*$", text, re.M)
+    assert len(questions) == len(QUESTIONS)
+    assert all("p99 TTFT" in q for q in questions)
+    for key in QUESTIONS:
+        formats = [q for q in questions if f"{{{{ interview.{key}_format }}}}" in q]
+        assert formats or key == "q2"  # question 2 keeps question 1's model and format
+        assert f"{{{{ interview.{key}_ttft_ms }}}}" in text

@@ -9,8 +9,10 @@ holds, with every time a lower bound from the lessons:
   - the batch is what the traffic makes it (Little's law, the load-testing lesson):
     B = (rate / n) * (output - 1) * TPOT, found by iterating, and its KV cache must fit next to
     the weights (batched_decode.batch_bound.max_batch);
-  - TTFT: a request waits for the step in progress, then its prefill; and rho stays at most
-    UTILIZATION, because waiting for earlier prefills grows without bound as rho nears 1.
+  - TTFT, on average: half the decode step in progress, the mean wait for earlier prefills
+    (an M/D/1 queue, pd_disaggregation.goodput.md1_wait, as in that lesson's colocated design),
+    then its own prefill. That is a mean; the p99 a target names is longer, so rho also stays at
+    most UTILIZATION, because the wait for earlier prefills grows without bound as rho nears 1.
 The share is a planning choice, not a law. Real engines add attention FLOPs, activations and
 scheduling, so the count is a lower bound: measure before buying.
 
@@ -25,6 +27,7 @@ from core.formats import checkpoint_format
 from core.gpus import load_gpus
 from core.models import load_model
 from core.roofline import ttft_bound
+from pd_disaggregation.goodput import md1_wait
 
 UTILIZATION = 0.7  # the most of a GPU's time its prefills may take (headroom for the TTFT tail)
 MAX_GPUS = 1024
@@ -46,6 +49,7 @@ class Plan:
     workload: Workload
     gpu_name: str
     model_name: str
+    format_name: str  # the weight format the model is served in (its checkpoint's)
     gpus: int
     prefill_s: float  # a request's prefill floor
     prefill_share: float  # rho: the share of each GPU's time spent on prefills
@@ -53,7 +57,8 @@ class Plan:
     batch: int  # sequences decoding together on one GPU
     step_s: float  # that batch's decode step bound
     tpot_s: float  # step / (1 - rho)
-    ttft_s: float  # one step's wait plus the prefill
+    queue_s: float  # mean wait for earlier prefills (M/D/1)
+    ttft_s: float  # mean: half a step, the queue, the prefill
 
 
 def _on(w: Workload, gpus: int) -> Plan:
@@ -75,10 +80,12 @@ def _on(w: Workload, gpus: int) -> Plan:
             batch = grown
             break
         batch = grown
+    queue_s = md1_wait(rho, prefill_s) if rho < 1 else math.inf
     return Plan(
         w,
         gpu.name,
         model.name,
+        fmt.name,
         gpus,
         prefill_s,
         rho,
@@ -86,7 +93,8 @@ def _on(w: Workload, gpus: int) -> Plan:
         batch,
         step_s,
         tpot_s,
-        step_s + prefill_s,
+        queue_s,
+        step_s / 2 + queue_s + prefill_s,
     )
 
 
@@ -119,11 +127,12 @@ def main() -> None:
     for key, w in QUESTIONS.items():
         p = plan(w)
         print(
-            f"{key}: {p.model_name} on {p.gpu_name}, {w.rate:g} req/s, "
+            f"{key}: {p.model_name} ({p.format_name}) on {p.gpu_name}, {w.rate:g} req/s, "
             f"{w.prompt}+{w.output} tokens -> {p.gpus} GPUs\n"
             f"  per GPU: prefill {p.prefill_s * 1e3:.0f} ms, {p.prefill_share:.0%} of its time; "
             f"batch {p.batch} (fit {p.fit}), step {p.step_s * 1e3:.1f} ms\n"
-            f"  TTFT >= {p.ttft_s * 1e3:.0f} ms (target {w.ttft_slo_s * 1e3:.0f}), "
+            f"  TTFT ~ {p.ttft_s * 1e3:.0f} ms on average, {p.queue_s * 1e3:.0f} of it queueing "
+            f"(p99 target {w.ttft_slo_s * 1e3:.0f}), "
             f"TPOT >= {p.tpot_s * 1e3:.1f} ms (target {w.tpot_slo_s * 1e3:.0f})"
         )
         if p.gpus > 1:

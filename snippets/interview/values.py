@@ -14,6 +14,7 @@ def values() -> dict[str, object]:
         out |= {
             f"{key}_model": p.model_name,
             f"{key}_gpu": p.gpu_name,
+            f"{key}_format": p.format_name,
             f"{key}_rate": f"{w.rate:g}",
             f"{key}_prompt": f"{w.prompt:,}",
             f"{key}_output": f"{w.output:,}",
@@ -27,6 +28,7 @@ def values() -> dict[str, object]:
             f"{key}_step_ms": f"{p.step_s * 1e3:.1f}",
             f"{key}_tpot_ms": f"{p.tpot_s * 1e3:.1f}",
             f"{key}_ttft_ms": f"{p.ttft_s * 1e3:.0f}",
+            f"{key}_queue_ms": f"{p.queue_s * 1e3:.0f}",
             f"{key}_fewer_gpus": fewer.gpus,
             f"{key}_fewer_prefill_share": f"{fewer.prefill_share:.0%}",
             f"{key}_fewer_batch": fewer.batch,

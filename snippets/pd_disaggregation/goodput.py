@@ -2,10 +2,10 @@
 
 A steady-state model, not a simulation (DistServe, arXiv 2401.09670, reasons the same way):
 - requests arrive as a Poisson stream at rate lam, each with PROMPT prompt and OUTPUT new tokens;
-- a prefill takes its floor t_p = ttft_bound(P) and waits in an M/D/1 queue:
+- a prefill takes its floor t_p = ttft_bound(PROMPT) and waits in an M/D/1 queue:
   mean wait rho t_p / (2 (1 - rho));
 - the decodes in flight follow Little's law, B = lam * OUTPUT * TPOT; one decode step takes
-  tpot_bound(batch=B) at the mean context P + OUTPUT / 2;
+  tpot_bound(batch=B) at the mean context PROMPT + OUTPUT / 2;
 - colocated (no chunking): the GPU spends the share rho = lam t_p prefilling, and every running
   decode waits for it, so TPOT = step / (1 - rho); a new prompt also waits half a decode step;
 - disaggregated: prefill GPUs only prefill, decode GPUs only decode, and the KV moves over the
@@ -50,7 +50,7 @@ def _decode(gpu: GPU, model: ModelSpec, lam: float, slowdown: float) -> float:
     return math.inf
 
 
-def _queue_wait(rho: float, service_s: float) -> float:
+def md1_wait(rho: float, service_s: float) -> float:
     """Mean wait in an M/D/1 queue (Pollaczek-Khinchine with deterministic service)."""
     return rho * service_s / (2 * (1 - rho))
 
@@ -61,7 +61,7 @@ def colocated(gpu: GPU, model: ModelSpec, lam: float) -> Load:
     if rho >= 1:
         return Load(math.inf, math.inf)
     tpot = _decode(gpu, model, lam, 1 / (1 - rho))
-    return Load(t_p + _queue_wait(rho, t_p) + tpot * (1 - rho) / 2, tpot)
+    return Load(t_p + md1_wait(rho, t_p) + tpot * (1 - rho) / 2, tpot)
 
 
 def disaggregated(
@@ -73,7 +73,7 @@ def disaggregated(
     if rho >= 1:
         return Load(math.inf, math.inf)
     move = transfer_seconds(link, kv_bytes_per_token(model) * PROMPT)
-    return Load(t_p + _queue_wait(rho, t_p) + move, _decode(gpu, model, lam / decode_gpus, 1.0))
+    return Load(t_p + md1_wait(rho, t_p) + move, _decode(gpu, model, lam / decode_gpus, 1.0))
 
 
 def max_rate(meets, hi: float) -> float:
