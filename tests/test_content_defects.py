@@ -262,6 +262,20 @@ def test_roofline_no_longer_calls_batching_the_only_way(page):
     assert "speculative-decoding" in text and "step_awq_gb" in text
 
 
+MERMAID = re.compile(r"```mermaid\n(.*?)```", re.DOTALL)
+OVER_B = re.compile(r"[/÷] ?B(?![A-Za-z])")
+
+
+@pytest.mark.parametrize("page", lesson_pages(), ids=lambda p: p.stem)
+def test_no_diagram_divides_by_b_where_the_formulas_divide_by_bw(page):
+    """The roofline's flowchart had "time ≈ Q / B" beside formulas over BW; B is the batch size."""
+    for path in (page, english_sibling(page)):
+        diagrams = MERMAID.findall(path.read_text(encoding="utf-8"))
+        found = [hit for d in diagrams for hit in OVER_B.findall(d)]
+        assert not found, f"{path.name}: a diagram divides by B; bandwidth is BW"
+    assert OVER_B.findall("time ≈ Q / B<br/>") and not OVER_B.findall("time ≈ Q / BW<br/>")
+
+
 # --- about: section 5 is a GPU lab exactly where labs/<slug>/ exists ---
 
 SECTION_5 = re.compile(r"^## 5 · .*\{#(lab|try-it)\}\s*$", re.MULTILINE)
