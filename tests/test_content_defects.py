@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from conftest import DOCS, ROOT, english_sibling, lesson_pages
+from conftest import DOCS, ROOT, chinese_notebooks, chinese_pages, english_sibling, lesson_pages
 from core.formats import streamed_weight_bytes
 from core.gpus import load_gpus
 from core.models import load_model
@@ -260,6 +260,53 @@ def test_roofline_no_longer_calls_batching_the_only_way(page):
     text = (DOCS / page).read_text(encoding="utf-8")
     assert "唯一办法" not in text and "only way" not in text
     assert "speculative-decoding" in text and "step_awq_gb" in text
+
+
+MERMAID = re.compile(r"```mermaid\n(.*?)```", re.DOTALL)
+OVER_B = re.compile(r"[/÷] ?B(?![A-Za-z])")
+
+
+@pytest.mark.parametrize("page", lesson_pages(), ids=lambda p: p.stem)
+def test_no_diagram_divides_by_b_where_the_formulas_divide_by_bw(page):
+    """The roofline's flowchart had "time ≈ Q / B" beside formulas over BW; B is the batch size."""
+    for path in (page, english_sibling(page)):
+        diagrams = MERMAID.findall(path.read_text(encoding="utf-8"))
+        found = [hit for d in diagrams for hit in OVER_B.findall(d)]
+        assert not found, f"{path.name}: a diagram divides by B; bandwidth is BW"
+    assert OVER_B.findall("time ≈ Q / B<br/>") and not OVER_B.findall("time ≈ Q / BW<br/>")
+
+
+@pytest.mark.parametrize("page", ["batching/batched_decode.md", "batching/batched_decode.en.md"])
+def test_batched_decode_keeps_v_for_the_vocabulary(page):
+    """$V$ is the vocabulary on this page (the lm_head's $Vd$); attention's values had it too."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert "$Vd$" in text
+    assert not re.search(r"sum (over|of) \$V\$|对 ?\$V\$ ?的", text), "values written as $V$"
+
+
+# A space after full-width punctuation ("槽位利用率（slot utilization） 62%"): Chinese needs none.
+# Table cells ("| 常驻（GiB） |") and heading attributes ("） {#id}") keep theirs.
+STRAY_ZH_SPACE = re.compile(r"[）」，。；：、（「] +(?!\||\{#|\s)\S")
+FENCED = re.compile(r"```.*?```", re.DOTALL)
+
+
+def _zh_prose(path) -> str:
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return FENCED.sub("", path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    "page",
+    [p for p in chinese_pages() + chinese_notebooks() if "adr" not in p.parts],
+    ids=lambda p: p.relative_to(DOCS).as_posix(),
+)
+def test_chinese_prose_puts_no_space_after_full_width_punctuation(page):
+    stray = [m.group(0) for m in STRAY_ZH_SPACE.finditer(_zh_prose(page))]
+    assert not stray, f"{page.name}: a space after full-width punctuation: {stray}"
+    assert STRAY_ZH_SPACE.search("槽位利用率（slot utilization） {{ a.b }}")
+    assert not STRAY_ZH_SPACE.search("| 常驻（GiB） | 基数树（RadixAttention） {#radix-tree}")
 
 
 # --- about: section 5 is a GPU lab exactly where labs/<slug>/ exists ---

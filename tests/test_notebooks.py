@@ -59,6 +59,27 @@ def test_both_languages_run_the_same_code(zh):
         assert langs in ([], [lang]), f"{path.name} sets LANG to {langs}"
 
 
+# A fraction over $B$: the notebook wrote bandwidth as B, which the notation table gives the batch
+# size (issue 26); a decimal typed into the prose: vLLM's default utilization went stale that way.
+OVER_B = re.compile(r"\}\{B\}")
+TYPED_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_notebook_prose_writes_bandwidth_as_bw_and_leaves_figures_to_the_code(path):
+    prose = "\n".join(source(c) for c in cells(path) if c["cell_type"] == "markdown")
+    assert not OVER_B.search(prose), f"{path.name}: bandwidth is $\\mathrm{{BW}}$; $B$ is the batch"
+    assert r"\mathrm{BW}" in prose, f"{path.name}: its bounds no longer name the bandwidth"
+    typed = TYPED_DECIMAL.findall(prose)
+    assert not typed, f"{path.name}: the prose types {typed}; print them from the code"
+
+
+def test_the_notebook_prose_checks_catch_what_they_name():
+    assert OVER_B.search(r"\frac{W + \kappa S}{B}") and not OVER_B.search(r"{\mathrm{BW}}")
+    assert TYPED_DECIMAL.findall("utilization 0.9, less a reserve") == ["0.9"]
+    assert not TYPED_DECIMAL.findall('`"qwen2.5-7b-instruct"`, 4-bit, [16, 64, 256], v0.26.0')
+
+
 def test_a_notebook_without_its_translation_is_reported(tmp_path):
     from coursesite import i18n_pairs as hook
 

@@ -43,7 +43,7 @@ TEXT = {
         "head": [
             "prompt 长度 S",
             "TTFT ≥ (ms)",
-            "由谁决定",
+            "受限于",
             "TPOT ≥ (ms)",
             "吞吐 ≤ (token/s)",
             "KV (GiB)",
