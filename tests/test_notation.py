@@ -7,7 +7,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import COURSE, DOCS, built_html, chinese_pages, english_pages
+from conftest import (
+    COURSE,
+    DOCS,
+    built_html,
+    chinese_notebooks,
+    chinese_pages,
+    english_notebooks,
+    english_pages,
+)
 from coursesite import PageInfo, StageError
 from coursesite.notation import (
     MARKER,
@@ -20,12 +28,13 @@ from coursesite.notation import (
     problems,
     symbols,
 )
+from coursesite.reading import notebook_markdown
 
 TABLE = load_table()
 NOTATION_PAGES = {DOCS / "notation.md", DOCS / "notation.en.md"}
 PAGES = [
     page
-    for page in chinese_pages() + english_pages()
+    for page in chinese_pages() + english_pages() + chinese_notebooks() + english_notebooks()
     if page not in NOTATION_PAGES and page.relative_to(DOCS).parts[0] != "adr"
 ]
 
@@ -34,18 +43,23 @@ def _key(page) -> str:
     return page_key(page.relative_to(DOCS).as_posix())
 
 
+def _text(page) -> str:
+    """A page's Markdown; a notebook's is its text cells (its formulas are there)."""
+    if page.suffix == ".ipynb":
+        return notebook_markdown(page)
+    return page.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_every_page_keeps_to_the_notation_table(page):
-    found = problems(_key(page), page.read_text(encoding="utf-8"), TABLE)
+    found = problems(_key(page), _text(page), TABLE)
     assert not found, "\n".join(found)
 
 
 def test_every_page_a_symbol_lists_uses_it():
     """A listing the pages no longer need would let a page take the symbol with another meaning."""
     used = {
-        _key(page): page_symbols(page.read_text(encoding="utf-8"))
-        for page in PAGES
-        if not page.name.endswith(".en.md")
+        _key(page): page_symbols(_text(page)) for page in PAGES if not page.stem.endswith(".en")
     }
     stale = [
         f"{entry.symbol}: {page}"

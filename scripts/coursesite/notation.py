@@ -101,8 +101,7 @@ def page_symbols(markdown: str) -> set[str]:
 
 def page_key(src_uri: str) -> str:
     """How the table names a page: its path under docs/ without the language and suffix."""
-    name = src_uri.removesuffix(".md").removesuffix(".en")
-    return name
+    return src_uri.removesuffix(".md").removesuffix(".ipynb").removesuffix(".en")
 
 
 @dataclass(frozen=True)

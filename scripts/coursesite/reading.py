@@ -92,7 +92,7 @@ def reading_time(markdown: str, lang: str) -> ReadingTime:
     return ReadingTime(characters, words, max(1, math.ceil(minutes)))
 
 
-def _notebook_markdown(path: Path) -> str:
+def notebook_markdown(path: Path) -> str:
     import json
 
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -105,7 +105,7 @@ def lesson_reading_time(lesson: Lesson, lang: str, docs: Path) -> ReadingTime:
     """A lesson's reading time from its page in `lang` (a notebook: its text cells)."""
     path = docs / (lesson.page if lang == "zh" else lesson.english_page)
     if lesson.notebook:
-        return reading_time(_notebook_markdown(path), lang)
+        return reading_time(notebook_markdown(path), lang)
     return reading_time(path.read_text(encoding="utf-8"), lang)
 
 
