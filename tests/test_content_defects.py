@@ -25,6 +25,7 @@ from core.reference import (
     QWEN_BENCH_GPU,
 )
 from core.roofline import bandwidth_utilization, critical_batch, decode_intensity, tpot_bound
+from coursesite.reading import notebook_markdown
 from kv_cache.values import values as kv_cache_values
 from labs_env import require_labs_python
 from latency_metrics.metrics import (
@@ -292,8 +293,7 @@ FENCED = re.compile(r"```.*?```", re.DOTALL)
 
 def _zh_prose(path) -> str:
     if path.suffix == ".ipynb":
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        return notebook_markdown(path)
     return FENCED.sub("", path.read_text(encoding="utf-8"))
 
 
@@ -414,7 +414,7 @@ def test_chunking_with_a_budget_that_holds_the_prompt_still_changes_the_itl_tail
 
 @pytest.mark.parametrize("page", PART4_PAGES)
 def test_part4_diagrams_keep_to_the_notation(page):
-    """P is compute (P_peak), b bytes per value or burstiness, B the batch: a diagram label that
+    """P is compute (P_peak), b bytes per value, β burstiness, B the batch: a diagram label that
     writes the prompt as P or the batch as b gives the symbol a second meaning."""
     for path in (DOCS / page, english_sibling(DOCS / page)):
         for fence in read_page(path).fences:
@@ -424,9 +424,13 @@ def test_part4_diagrams_keep_to_the_notation(page):
             assert "t(b)" not in fence.body, path
 
 
-@pytest.mark.parametrize("page", [*PART4_PAGES, "glossary.md", "interview.md", "notation.md"])
+@pytest.mark.parametrize(
+    "page",
+    [p for p in chinese_pages() if "adr" not in p.parts],
+    ids=lambda p: p.relative_to(DOCS).as_posix(),
+)
 def test_no_stray_space_around_a_chinese_link(page):
-    text = "\n".join(read_page(DOCS / page).prose)
+    text = "\n".join(read_page(page).prose)
     stray = re.findall(r"[\u4e00-\u9fff，。：；、）] \[[\u4e00-\u9fff][^\]]*\]", text)
     stray += re.findall(r"\[[^\]]*[\u4e00-\u9fff）]\]\([^)\s]*\) [\u4e00-\u9fff]", text)
     assert not stray, stray

@@ -203,13 +203,14 @@ CARD_TEXT = {
         "这个实验还没有记录在案的运行。已发表的测量里离它最近的一条：{publisher}，"
         "{engine} {version}，{hardware}，{model}（{fmt}），{batch}，"
         "输入 {input_len:,} / 输出 {output_len:,} token：{value:,.1f} token/s，"
-        "是同一设置下界的 {share:.0%}（{utilization}）。来源：{url}（{read} 读取）。"
+        "达到同一设置下界的 {share:.0%}（下界时间 ÷ 实测时间，即 {utilization}）。"
+        "来源：{url}（{read} 读取）。"
     ),
     "en": (
         "No run of this lab is recorded yet. The closest published measurement: {publisher}, "
         "{engine} {version} on {hardware}, {model} ({fmt}), {batch}, {input_len:,} in / "
         "{output_len:,} out: {value:,.1f} tokens/s, {share:.0%} of the floor for that setting "
-        "({utilization}). Source: {url} (read {read})."
+        "(floor time ÷ measured time, that is {utilization}). Source: {url} (read {read})."
     ),
 }
 BATCH_TEXT = {"zh": ("批大小 {batch}", "最大负载"), "en": ("batch {batch}", "maximum load")}
