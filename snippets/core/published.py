@@ -220,13 +220,13 @@ BATCH_TEXT = {"zh": ("批大小 {batch}", "最大负载"), "en": ("batch {batch}
 # experts its batch routes to, which no dense row stands in for: an MoE lab quotes only its model.
 NO_MOE_ROW_TEXT = {
     "zh": (
-        "这个实验还没有记录在案的运行，课程收录的已发表测量（`core/published.toml`）里也没有 "
+        "这个实验还没有记录在案的运行，课程收录的已发表测量里也没有 "
         "{model} 的。MoE 模型一步只读批里路由到的专家，稠密模型测得的比例代替不了它，"
         "所以这里不并排展示别的模型的数据。"
     ),
     "en": (
         "No run of this lab is recorded yet, and no publisher in the course's table of published "
-        "measurements (`core/published.toml`) measured {model}. An MoE step reads only the experts "
+        "measurements measured {model}. An MoE step reads only the experts "
         "its batch is routed to, so a dense model's share of its floor cannot stand in for it, and "
         "no other model's row is shown here."
     ),
