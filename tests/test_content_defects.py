@@ -137,6 +137,13 @@ VLLM_PROBE = textwrap.dedent(
             r"\\s*return await request_func\\(", bench, re.S)),
         "clock_in_request_func": "st = time.perf_counter()" in request_func
             and "output.start_time = st" in request_func,
+        "run_clock_before_first_gap": bool(re.search(
+            r"benchmark_start_time = time.perf_counter\\(\\)"
+            r".*?async for request, \\w+ in get_request\\(",
+            bench, re.S)) and bool(re.search(
+            r"for request_index, request in enumerate\\(input_requests\\):\\s*"
+            r"if delay_ts\\[request_index\\] > 0:.*?await asyncio.sleep\\(.*?\\)\\s*yield request",
+            inspect.getsource(serve.get_request), re.S)),
     }))
     """
 )
@@ -169,6 +176,17 @@ def test_ttft_clock_starts_after_the_max_concurrency_semaphore(vllm_says):
     """The page: client-side waiting for a --max-concurrency slot is not in TTFT."""
     assert vllm_says["semaphore_before_request"]
     assert vllm_says["clock_in_request_func"]
+
+
+def test_the_run_clock_starts_before_the_gap_ahead_of_the_first_request(vllm_says):
+    """Issue 26, defect 9: t_run includes the sampled gap slept before the first send, which is
+    why this lesson's code (counting from the first send) says so."""
+    assert vllm_says["run_clock_before_first_gap"]
+    for name in ("latency_metrics.md", "latency_metrics.en.md"):
+        text = (DOCS / "foundations" / name).read_text(encoding="utf-8")
+        assert "第一条请求发出前的那段随机间隔也算在内" in text or (
+            "the random gap it waits before sending the first request counts too" in text
+        ), name
 
 
 # --- AWQ: the bound speeds up more than concurrency; measurements less, for kernel reasons ---

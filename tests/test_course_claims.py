@@ -73,12 +73,27 @@ def test_gpu_lab_cost_lines_are_computed_from_the_price_table(slug):
     )
 
 
-def test_upcoming_names_only_later_lessons():
+LATER = {"zh": "后面的", "en": "that follows"}
+EARLIER = {"zh": "前面", "en": "before it"}
+LESSON_LINK = re.compile(r"\]\(\.\./\w+/(\w+)\.md[#)]")
+
+
+@pytest.mark.parametrize("name", ["kv_cache.md", "kv_cache.en.md"])
+def test_upcoming_names_only_later_lessons_and_links_them(name):
+    """kv_cache's summary: the lessons it calls later come later, those it calls earlier come
+    earlier, and each is a link the reader can follow."""
     order = [lesson.slug for lesson in COURSE.lessons]
-    kv = next(lesson for lesson in COURSE.lessons if lesson.slug == "kv_cache")
-    text = english_sibling(DOCS / kv.page).read_text(encoding="utf-8")
-    assert "upcoming lessons on latency metrics" not in text
-    assert order.index("latency_metrics") < order.index("kv_cache") < order.index("roofline")
+    here = order.index("kv_cache")
+    text = (DOCS / "model_memory" / name).read_text(encoding="utf-8")
+    assert "upcoming" not in text and "即将" not in text
+    summary = text.split("{#takeaways}", 1)[1].split("\n## ", 1)[0]
+    language = lang(DOCS / name)
+    sentences = re.split(r"(?<=[；;])|\n", summary)
+    later = next(s for s in sentences if LATER[language] in s)
+    earlier = next(s for s in sentences if EARLIER[language] in s)
+    assert LESSON_LINK.findall(later) and LESSON_LINK.findall(earlier)
+    assert all(order.index(slug) > here for slug in LESSON_LINK.findall(later))
+    assert all(order.index(slug) < here for slug in LESSON_LINK.findall(earlier))
 
 
 @pytest.mark.parametrize("name", ["prefill_decode.md", "prefill_decode.en.md"])

@@ -46,6 +46,17 @@ def test_the_map_lists_every_lesson_under_its_part_with_its_needs(lang):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_list_of_lessons_splits_back_into_its_titles(lang):
+    """Titles such as "延迟指标：TTFT、TPOT 与吞吐" hold 、 and commas: the separator is in none."""
+    sep = learning_map.WORDS[lang]["sep"]
+    for lesson in COURSE.lessons:
+        assert sep.strip() not in lesson.title(lang), lesson.slug
+    needs = learning_map.needs_of(COURSE, COURSE.lessons[-1])
+    plain = re.sub(r"\[([^]]+)\]\([^)]+\)", r"\1", learning_map._links(needs, lang, ""))
+    assert plain.split(sep) == [n.title(lang) for n in needs]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_lesson_page_links_before_and_after_it(built_site, lang):
     order = list(COURSE.lessons)
     for at, lesson in enumerate(order):

@@ -25,7 +25,7 @@ WORDS = {
         "needed_by": "用到本课的",
         "last": "这是最后一课",
         "first": "这是第一课",
-        "sep": "、",
+        "sep": " · ",  # not "、": titles such as 延迟指标：TTFT、TPOT 与吞吐 contain it
     },
     "en": {
         "needs": "needs",
@@ -37,7 +37,7 @@ WORDS = {
         "needed_by": "needed by",
         "last": "this is the last lesson",
         "first": "this is the first lesson",
-        "sep": ", ",
+        "sep": " · ",  # not ", ": titles such as "Latency metrics: TTFT, TPOT and throughput"
     },
 }
 

@@ -14,6 +14,7 @@ from core.reference import (  # published measurements, quoted as "what to expec
     GPT_FAST_TOK_S,
     QWEN_BENCH_AWQ_TOK_S,
     QWEN_BENCH_BF16_TOK_S,
+    QWEN_BENCH_NEW_TOKENS,
 )
 from core.roofline import decode_steps_bound_s, ttft_bound
 from prefill_decode.phase_intensity import (
@@ -120,6 +121,7 @@ def values() -> dict[str, str]:
         # published measurements (the comparison with the bound: latency_metrics)
         "qwen_bench_bf16_tok_s": f"{QWEN_BENCH_BF16_TOK_S:.2f}",
         "qwen_bench_awq_tok_s": f"{QWEN_BENCH_AWQ_TOK_S:.2f}",
+        "qwen_bench_new_tokens": f"{QWEN_BENCH_NEW_TOKENS:,}",
         "gpt_fast_tok_s": f"{GPT_FAST_TOK_S:g}",
         "gpt_fast_bandwidth_gbs": f"{GPT_FAST_BANDWIDTH_GBS:,.0f}",
     }
