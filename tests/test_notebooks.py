@@ -114,10 +114,13 @@ def test_jupyterlab_stylesheet_is_cut_to_the_rules_the_page_can_use(monkeypatch,
 
     monkeypatch.setattr(hook, "CACHE", tmp_path)
     jupyter = (
-        ".jupyter-wrapper .jp-Used{color:red}.jupyter-wrapper .jp-DockPanel{color:blue}"
-        "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-x:1}"
+        ".jupyter-wrapper .jp-Used{color:var(--jp-x)}.jupyter-wrapper .jp-DockPanel{color:blue}"
+        "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-x:var(--jp-base);--jp-unread:2}"
+        # a second sheet, as nbconvert writes them: what the first reads, declared here
+        "</style><style>.jupyter-wrapper{--jp-base:1;--jp-code:3;--jp-dock:4}"
     )
-    other = ".md-typeset .unused-elsewhere{color:green}"
+    # Pygments' sheet is not JupyterLab's (no wrapper) but reads a property declared there
+    other = ".md-typeset .unused-elsewhere{color:green}.highlight-ipynb .k{color:var(--jp-code)}"
     page = (
         f"<html><head><style>{jupyter}</style><style>{other}</style></head>"
         # Material's palette toggle names the dark scheme, so dark mode's rules stay
@@ -127,6 +130,9 @@ def test_jupyterlab_stylesheet_is_cut_to_the_rules_the_page_can_use(monkeypatch,
     trimmed = hook.trim_notebook_css(page, "nb.ipynb")
     assert ".jp-Used" in trimmed and "[data-md-color-scheme=slate]" in trimmed
     assert ".jp-DockPanel" not in trimmed, "a rule for a widget the page lacks was kept"
+    for read in ("--jp-x:", "--jp-base:", "--jp-code:"):  # read by a kept rule, at one remove
+        assert read in trimmed, f"{read} is read (directly, through another or by Pygments)"
+    assert "--jp-unread" not in trimmed and "--jp-dock" not in trimmed, "unread properties kept"
     assert other in trimmed, "a stylesheet that is not JupyterLab's was changed"
     assert hook.trim_notebook_css(page, "nb.ipynb") == trimmed  # from the cache
     assert hook.trim_notebook_css("<p>no notebook</p>", "x.ipynb") == "<p>no notebook</p>"
@@ -139,8 +145,11 @@ def test_built_notebook_page_carries_a_trimmed_jupyterlab_stylesheet(built_site,
     jupyter = [s for s in sheets if ".jupyter-wrapper" in s]
     assert jupyter, "no JupyterLab stylesheet on the notebook page: nbconvert's template changed?"
     assert all(".jp-DockPanel" not in s for s in jupyter), "JupyterLab's stylesheet was not cut"
-    # nbconvert's whole stylesheet is about 560 KiB; what the page uses is a fraction of it
-    assert sum(map(len, jupyter)) < 200 * 1024
+    # nbconvert's whole stylesheet is about 560 KiB; the rules the page uses and the custom
+    # properties they read are about 17 KiB on the playground (133 KiB with every property)
+    assert sum(map(len, jupyter)) < 40 * 1024
+    # read only by Pygments' sheet (code colours), declared in JupyterLab's
+    assert "--jp-mirror-editor-keyword-color:" in "".join(jupyter), "code colours were cut"
     assert "jp-OutputArea-output" in "".join(jupyter), "rules the page uses were cut"
     assert "[data-md-color-scheme=slate]" in "".join(jupyter), "dark mode's rules were cut"
 

@@ -16,11 +16,17 @@ nbconvert's template inlines all of JupyterLab's stylesheet (about 0.56 MiB) int
 page, for every widget JupyterLab has; Chromium matches each element of the page against every
 rule of it, which made the notebook page the slowest of the site (scripts/bench_pages.py). The
 page keeps only the rules that can match it: PurgeCSS (npm, package.json) removes the rules
-whose selectors name a class, id or element the page's HTML does not have, and the keyframes and
-font faces no kept rule uses. Dark mode's rules stay because Material's palette toggle in the
-page names the slate scheme. Custom properties all stay (with PurgeCSS's --variables, the code
-cells lost their colours in dark mode). The result is cached under .cache/notebook-css/ by
-PurgeCSS version, stylesheet and page.
+whose selectors name a class, id or element the page's HTML does not have, the keyframes and
+font faces no kept rule uses, and the custom properties (JupyterLab's theme declares about 560 on
+the wrapper, which every cell inherits) that no kept rule reads, directly or through another
+property: 133 KB of stylesheet became 16 KB on the playground. Dark mode's rules stay because
+Material's palette toggle in the page names the slate scheme. PurgeCSS drops unused properties
+file by file, before it reads the next file, so JupyterLab's sheets go to it as one file, split
+again by marker comments, and the properties the page's other stylesheets read (Pygments' code
+colours, `var(--jp-mirror-editor-…)`) are named in one more rule of that file (a property read
+only there was dropped before, and code lost its colours in dark mode). Material's stylesheets
+read none of the names JupyterLab's sheets declare. The result is cached under
+.cache/notebook-css/ by PurgeCSS version, stylesheet and page.
 
 The template also writes two loaders this site does not use, and both are removed: MathJax 2's
 (an empty `<script src="">` and its configuration; the formulas of Markdown cells are SVG from
@@ -36,6 +42,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import mkdocs.utils
@@ -50,8 +57,11 @@ CACHE = ROOT / ".cache" / "notebook-css"
 STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
 # what marks nbconvert's inline stylesheets for JupyterLab's widgets (scoped under it)
 JUPYTER_CSS = ".jupyter-wrapper"
-# also removed: keyframes and font faces no kept rule uses
-PURGE_OPTIONS = ("--keyframes", "--font-face")
+# also removed: keyframes, font faces and custom properties no kept rule uses
+PURGE_OPTIONS = ("--keyframes", "--font-face", "--variables")
+# between the sheets in PurgeCSS's one input file ("/*!" comments are kept)
+SHEET_MARKER = "/*! notebooks.py: next sheet */"
+VAR_READ = re.compile(r"var\(\s*(--[\w-]+)")
 # nbconvert's MathJax 2 loader (no URL: mkdocs-jupyter sets none) and its configuration
 MATHJAX2_LOADER = re.compile(
     r'<!-- Load mathjax -->\s*<script src=""> </script>\s*<!-- MathJax configuration -->\s*'
@@ -113,7 +123,9 @@ def trim_notebook_css(output: str, name: str) -> str:
         return output
     # the page without its stylesheets: their own selectors must not count as used
     content = STYLE.sub(r"\1\3", output)
-    trimmed = purge([m.group(2) for m in sheets], content, name)
+    others = [m.group(2) for m in STYLE.finditer(output) if JUPYTER_CSS not in m.group(2)]
+    read_elsewhere = sorted({v for css in others for v in VAR_READ.findall(css)})
+    trimmed = purge([m.group(2) for m in sheets], content, name, read_elsewhere)
     pieces, end = [], 0
     for match, css in zip(sheets, trimmed, strict=True):
         pieces += [output[end : match.start(2)], css]
@@ -121,14 +133,17 @@ def trim_notebook_css(output: str, name: str) -> str:
     return "".join(pieces) + output[end:]
 
 
-def purge(sheets: list[str], content: str, name: str) -> list[str]:
-    """PurgeCSS over `content`, one answer per stylesheet, cached."""
+def purge(
+    sheets: list[str], content: str, name: str, read_elsewhere: Sequence[str] = ()
+) -> list[str]:
+    """PurgeCSS over `content`, one answer per stylesheet, cached; the custom properties in
+    `read_elsewhere` are kept if declared (the page's other stylesheets read them)."""
     package = PURGECSS / "package.json"
     if not package.is_file():
         raise StageError(f"notebooks.py ({name}): {PURGECSS} is missing: run `npm ci`")
     version = json.loads(package.read_text(encoding="utf-8"))["version"]
     key = hashlib.sha256(
-        "\0".join([version, *PURGE_OPTIONS, content, *sheets]).encode()
+        "\0".join([version, *PURGE_OPTIONS, content, *sheets, *read_elsewhere]).encode()
     ).hexdigest()[:24]
     cached = [CACHE / key / f"{i}.css" for i in range(len(sheets))]
     if all(path.is_file() for path in cached):
@@ -139,16 +154,18 @@ def purge(sheets: list[str], content: str, name: str) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="notebook-css-") as tmp:
         work = Path(tmp)
         (work / "page.html").write_text(content, encoding="utf-8")
-        inputs = [work / f"{i}.css" for i in range(len(sheets))]
-        for path, css in zip(inputs, sheets, strict=True):
-            path.write_text(css, encoding="utf-8")
+        # one file: PurgeCSS drops a custom property before it reads the next file (module doc);
+        # the last part reads the properties other stylesheets use (`html` is on every page)
+        reads = " ".join(f"var({v})" for v in read_elsewhere)
+        parts = [*sheets, f"html{{content:{reads}}}" if reads else ""]
+        (work / "sheets.css").write_text(SHEET_MARKER.join(parts), encoding="utf-8")
         out = work / "out"
         proc = subprocess.run(
             [
                 node,
                 str(PURGECSS / "bin" / "purgecss.js"),
                 "--css",
-                *map(str, inputs),
+                str(work / "sheets.css"),
                 "--content",
                 str(work / "page.html"),
                 *PURGE_OPTIONS,
@@ -161,7 +178,10 @@ def purge(sheets: list[str], content: str, name: str) -> list[str]:
         )
         if proc.returncode:
             raise StageError(f"notebooks.py ({name}): PurgeCSS failed:\n{proc.stderr}")
-        trimmed = [(out / path.name).read_text(encoding="utf-8") for path in inputs]
+        pieces = (out / "sheets.css").read_text(encoding="utf-8").split(SHEET_MARKER)
+        if len(pieces) != len(parts):
+            raise StageError(f"notebooks.py ({name}): PurgeCSS dropped a sheet marker comment")
+        trimmed = pieces[: len(sheets)]
     for path, css in zip(cached, trimmed, strict=True):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(css, encoding="utf-8")
