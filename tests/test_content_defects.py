@@ -306,13 +306,12 @@ def test_batched_decode_keeps_v_for_the_vocabulary(page):
 # A space after full-width punctuation ("槽位利用率（slot utilization） 62%"): Chinese needs none.
 # Table cells ("| 常驻（GiB） |") and heading attributes ("） {#id}") keep theirs.
 STRAY_ZH_SPACE = re.compile(r"[）」，。；：、（「] +(?!\||\{#|\s)\S")
-FENCED = re.compile(r"```.*?```", re.DOTALL)
 
 
 def _zh_prose(path) -> str:
     if path.suffix == ".ipynb":
         return notebook_markdown(path)
-    return FENCED.sub("", path.read_text(encoding="utf-8"))
+    return "\n".join(read_page(path).prose)
 
 
 @pytest.mark.parametrize(

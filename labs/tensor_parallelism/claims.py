@@ -99,15 +99,14 @@ def floors(doc: dict) -> dict[tuple[int, int], object] | None:
     """The lesson's TPOT floor per (TP size, batch) on the run's GPU and link, with the
     bandwidth terms only (no assumed per-step latency, so a true lower bound) and the context of
     the first decode step (the smallest)."""
-    from core.gpus import load_gpus
-    from core.lab_results import gpu_for, model_for
+    from core.lab_results import gpu_and_model
     from core.links import load_link
     from core.parallel import tp_decode_step
 
-    gpu, known = gpu_for(doc, load_gpus()), model_for(doc)
-    if gpu is None or known is None:
+    known = gpu_and_model(doc)
+    if known is None:
         return None
-    model, fmt = known
+    gpu, (model, fmt) = known
     p = doc["parameters"]
     link = load_link(p["link"])
     return {

@@ -37,7 +37,7 @@ from load_testing.arrivals import BURSTINESS, arrival_times
 
 REQUESTS = 400
 RATES = (2.0, 4.0, 6.0, 8.0, 9.0, 10.0, 11.0, 11.5, 12.0, 13.0)  # requests per second
-BURSTY = BURSTINESS[0]  # the burstiest shape arrivals.py shows: gamma gaps with CV 1/sqrt(β)
+BURSTY = min(BURSTINESS)  # the burstiest shape arrivals.py shows: gamma gaps with CV 1/sqrt(β)
 SLO_MS = {"ttft": 1000.0, "tpot": 50.0}  # as `vllm bench serve --goodput ttft:1000 tpot:50`
 # Where goodput peaks: near capacity a queue takes long to settle, so a 400-request run (~35 s of
 # traffic) puts the peak anywhere from well below capacity to at it, depending on the seed.
