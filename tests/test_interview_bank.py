@@ -1,15 +1,20 @@
 """The interview question bank (docs/interview.md) holds every lesson's interview questions and
 self-test, each under a working link back to its lesson (coursesite.interview)."""
 
+import math
 import re
 from pathlib import Path
 
 import pytest
 
+from batched_decode.batch_bound import step
 from conftest import COURSE, DOCS, built_html
+from core.formats import checkpoint_format
+from core.gpus import load_gpus
+from core.models import load_model
 from coursesite import interview
 from coursesite.interview import rebase, sections
-from interview.design import QUESTIONS, _on, meets, plan
+from interview.design import QUESTIONS, UTILIZATION, _on, meets, plan
 from pd_disaggregation.goodput import md1_wait
 
 LESSONS = [n for n in COURSE.lessons if not n.notebook]
@@ -68,6 +73,32 @@ def test_each_design_answer_is_the_fewest_gpus_that_meet_every_condition(key):
     best = plan(w)
     assert meets(best)
     assert best.gpus == 1 or not meets(_on(w, best.gpus - 1))
+
+
+@pytest.mark.parametrize("key", sorted(QUESTIONS))
+@pytest.mark.parametrize("fewer", [0, 1])
+def test_a_reported_batch_is_the_fixed_point_of_littles_law(key, fewer):
+    """B = demand x TPOT(B): the batch quoted for one GPU fewer too (it once quoted the batch at
+    which the iteration stopped for not fitting, 134 where the traffic makes 377)."""
+    w = QUESTIONS[key]
+    p = _on(w, plan(w).gpus - fewer)
+    if p.batch is not None:
+        assert p.batch == max(1, math.ceil(p.decode_tok_s * p.tpot_s))
+
+
+def test_with_one_gpu_fewer_question_3_keeps_up_at_no_batch_whatever_the_memory():
+    """Not 'one sequence more than fits': beside the prefills, the KV ceiling allows less than
+    the traffic's decode tokens/s, and every batch's bound throughput stays below it."""
+    w = QUESTIONS["q3"]
+    fewer = _on(w, plan(w).gpus - 1)
+    assert fewer.prefill_share <= UTILIZATION
+    assert fewer.batch is None and fewer.kv_bound
+    assert fewer.decode_tok_s > fewer.decode_ceiling_tok_s
+    model, gpu = load_model(w.model_key), load_gpus()[w.gpu_key]
+    fmt, context = checkpoint_format(model), w.prompt + w.output
+    for batch in (1, fewer.fit, 10 * fewer.fit, 1000 * fewer.fit):
+        served = step(gpu, model, fmt, context, batch).tokens_per_s * (1 - fewer.prefill_share)
+        assert served < fewer.decode_tok_s
 
 
 @pytest.mark.parametrize("key", sorted(QUESTIONS))

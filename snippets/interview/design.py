@@ -8,7 +8,10 @@ holds, with every time a lower bound from the lessons:
     run between steps, so a sequence gets a token every step / (1 - rho) seconds (its TPOT);
   - the batch is what the traffic makes it (Little's law, the load-testing lesson):
     B = (rate / n) * (output - 1) * TPOT, found by iterating, and its KV cache must fit next to
-    the weights (batched_decode.batch_bound.max_batch);
+    the weights (batched_decode.batch_bound.max_batch). A GPU must decode (rate / n) * (output - 1)
+    tokens/s in the share 1 - rho of its time the prefills leave, and B / step(B) only approaches
+    the lower of the compute and KV ceilings (the batched-decode lesson) as B grows: when the
+    demand reaches that share of the ceiling, no batch keeps up, however much memory there is;
   - TTFT, on average: half the decode step in progress, the mean wait for earlier prefills
     (an M/D/1 queue, pd_disaggregation.goodput.md1_wait, as in that lesson's colocated design),
     then its own prefill. That is a mean; the p99 a target names is longer, so rho also stays at
@@ -22,10 +25,15 @@ Run it: python snippets/interview/design.py
 import math
 from dataclasses import dataclass
 
-from batched_decode.batch_bound import max_batch, step
-from core.formats import checkpoint_format
-from core.gpus import load_gpus
-from core.models import load_model
+from batched_decode.batch_bound import (
+    compute_ceiling_tokens_per_s,
+    kv_ceiling_tokens_per_s,
+    max_batch,
+    step,
+)
+from core.formats import WeightFormat, checkpoint_format
+from core.gpus import GPU, load_gpus
+from core.models import ModelSpec, load_model
 from core.roofline import ttft_bound
 from pd_disaggregation.goodput import md1_wait
 
@@ -54,7 +62,10 @@ class Plan:
     prefill_s: float  # a request's prefill floor
     prefill_share: float  # rho: the share of each GPU's time spent on prefills
     fit: int  # sequences whose KV cache fits (at prompt + output tokens)
-    batch: int  # sequences decoding together on one GPU
+    decode_tok_s: float  # tokens/s each GPU must decode: (rate / n) * (output - 1)
+    decode_ceiling_tok_s: float  # the most it can: (1 - rho) * the lower ceiling
+    kv_bound: bool  # that ceiling is the KV one (BW / (kappa * S)), not the compute one
+    batch: int | None  # sequences decoding together on one GPU; None: no batch keeps up
     step_s: float  # that batch's decode step bound
     tpot_s: float  # step / (1 - rho)
     queue_s: float  # mean wait for earlier prefills (M/D/1)
@@ -71,15 +82,11 @@ def _on(w: Workload, gpus: int) -> Plan:
     prefill_s = ttft_bound(gpu, model, w.prompt, fmt).seconds
     rho = rate * prefill_s
     fit = max_batch(gpu, model, fmt, context)
-    batch, tpot_s, step_s = 1, math.inf, math.inf
-    for _ in range(100):  # B grows with TPOT and TPOT with B: iterate to the fixed point
-        step_s = step(gpu, model, fmt, context, batch).tpot_s
-        tpot_s = step_s / (1 - rho) if rho < 1 else math.inf
-        grown = max(1, math.ceil(rate * (w.output - 1) * tpot_s)) if tpot_s < math.inf else fit + 1
-        if grown == batch or grown > fit:
-            batch = grown
-            break
-        batch = grown
+    demand = rate * (w.output - 1)
+    kv_ceiling = kv_ceiling_tokens_per_s(gpu, model, context)
+    ceiling = min(compute_ceiling_tokens_per_s(gpu, model, fmt), kv_ceiling)
+    allowed = max(0.0, 1 - rho) * ceiling
+    batch, step_s, tpot_s = _decode(gpu, model, fmt, context, demand, rho, allowed)
     queue_s = md1_wait(rho, prefill_s) if rho < 1 else math.inf
     return Plan(
         w,
@@ -90,6 +97,9 @@ def _on(w: Workload, gpus: int) -> Plan:
         prefill_s,
         rho,
         fit,
+        demand,
+        allowed,
+        kv_ceiling <= ceiling,
         batch,
         step_s,
         tpot_s,
@@ -98,10 +108,35 @@ def _on(w: Workload, gpus: int) -> Plan:
     )
 
 
+def _decode(
+    gpu: GPU,
+    model: ModelSpec,
+    fmt: WeightFormat,
+    context: int,
+    demand: float,
+    rho: float,
+    allowed: float,
+) -> tuple[int | None, float, float]:
+    """(batch, step, TPOT) at the fixed point of B = demand * TPOT(B), TPOT = step(B) / (1 - rho);
+    (None, inf, inf) when the demand reaches what the ceilings allow: B would grow without end."""
+    if demand >= allowed:
+        return None, math.inf, math.inf
+    batch = 1
+    for _ in range(100_000):  # B grows with TPOT and TPOT with B: from below, B climbs to it
+        step_s = step(gpu, model, fmt, context, batch).tpot_s
+        tpot_s = step_s / (1 - rho)
+        grown = max(1, math.ceil(demand * tpot_s))
+        if grown <= batch:
+            return batch, step_s, tpot_s
+        batch = grown
+    raise RuntimeError(f"no fixed point for demand {demand:.0f} tok/s below {allowed:.0f}")
+
+
 def meets(p: Plan) -> bool:
     w = p.workload
     return (
         p.prefill_share <= UTILIZATION
+        and p.batch is not None
         and p.batch <= p.fit
         and p.tpot_s <= w.tpot_slo_s
         and p.ttft_s <= w.ttft_slo_s
@@ -139,6 +174,14 @@ def main() -> None:
             fewer = _on(w, p.gpus - 1)
             if fewer.prefill_share >= 1:  # the prefills alone would take more than the GPU
                 print(f"  with {p.gpus - 1}: prefills alone need {fewer.prefill_share:.0%}")
+                continue
+            if fewer.batch is None:
+                ceiling = "KV" if fewer.kv_bound else "compute"
+                print(
+                    f"  with {p.gpus - 1}: prefill share {fewer.prefill_share:.0%}; each GPU must "
+                    f"decode {fewer.decode_tok_s:,.0f} tok/s, its {ceiling} ceiling allows "
+                    f"{fewer.decode_ceiling_tok_s:,.0f} in the rest: no batch keeps up"
+                )
                 continue
             print(
                 f"  with {p.gpus - 1}: prefill share {fewer.prefill_share:.0%}, "

@@ -31,8 +31,12 @@ def values() -> dict[str, object]:
             f"{key}_queue_ms": f"{p.queue_s * 1e3:.0f}",
             f"{key}_fewer_gpus": fewer.gpus,
             f"{key}_fewer_prefill_share": f"{fewer.prefill_share:.0%}",
-            f"{key}_fewer_batch": fewer.batch,
+            f"{key}_fewer_decode_tok_s": f"{fewer.decode_tok_s:,.0f}",
+            f"{key}_fewer_decode_ceiling_tok_s": f"{fewer.decode_ceiling_tok_s:,.0f}",
+            f"{key}_fewer_free_share": f"{max(0.0, 1 - fewer.prefill_share):.0%}",
         }
+        if fewer.batch is not None:  # None: no batch keeps up (the two figures above say why)
+            out[f"{key}_fewer_batch"] = fewer.batch
     return out
 
 
