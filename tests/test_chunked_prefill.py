@@ -121,3 +121,18 @@ def test_kv_offloading_size_wires_a_connector_that_stores_kv_on_cpu():
         "OffloadingConnector",
         "SimpleCPUOffloadConnector",
     )
+
+
+def test_vllm_serves_default_budget_cuts_the_scenes_prompt_that_llms_does_not():
+    """Pitfall 1 says the LLM class's default leaves the prompt whole; a reader who runs
+    `vllm serve` on the same card gets a smaller default that does cut it (the page says so)."""
+    from chunked_prefill.values import values
+    from core.batch_defaults import batch_defaults
+
+    serve = batch_defaults(GPU, "serve").max_num_batched_tokens
+    llm = batch_defaults(GPU, "llm").max_num_batched_tokens
+    assert llm == budget.LLM_DEFAULT_BUDGET
+    assert serve < budget.PROMPT + budget.DECODES <= llm
+    v = values()
+    assert v["serve_default_steps"] == str(prefill_steps(budget.PROMPT, serve, budget.DECODES))
+    assert float(v["serve_default_p99"]) < float(v[f"sim_chunked_{llm}_p99"])

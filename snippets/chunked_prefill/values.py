@@ -7,6 +7,7 @@ Run `python snippets/chunked_prefill/values.py` to list every name and its value
 import functools
 
 from chunked_prefill import budget, itl_sim, preemption
+from core.batch_defaults import batch_defaults
 from core.display import ms_tenths
 from core.formats import checkpoint_format
 from core.gpus import load_gpus
@@ -93,6 +94,13 @@ def values() -> dict[str, str]:
         v[f"{key}_max"] = f"{s.itl_max_ms:.1f}"
         v[f"{key}_long_ttft"] = f"{s.long_ttft_p50_s * 1e3:.0f}"
         v[f"{key}_short_ttft"] = f"{s.short_ttft_p50_s * 1e3:.0f}"
+    # `vllm serve` on the same card has a smaller default budget, one the page simulates
+    serve_budget = batch_defaults(gpu, "serve").max_num_batched_tokens
+    if serve_budget not in budget.BUDGETS:
+        raise ValueError(f"`vllm serve`'s default budget {serve_budget} is not simulated")
+    v["serve_default_budget"] = f"{serve_budget:,}"
+    v["serve_default_steps"] = v[f"steps_{serve_budget}"]
+    v["serve_default_p99"] = v[f"sim_chunked_{serve_budget}_p99"]
     # self-test
     v["quiz_long_prompt"] = f"{QUIZ_PROMPT:,}"
     v["quiz_budget"] = f"{QUIZ_BUDGET:,}"
