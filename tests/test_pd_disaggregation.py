@@ -129,3 +129,56 @@ def test_values_are_all_strings_and_cover_the_pages():
     v = lesson.values()
     assert all(isinstance(x, str) and x for x in v.values())
     assert v["lab_loaded_off"] == "0" and v["lab_loaded_ok"] == v["lab_stored_ok"]
+
+
+SAVE_KV_LAYER_PROBE = """
+import ast, importlib.util, json, pathlib
+v1 = pathlib.Path(importlib.util.find_spec("vllm").origin).parent
+v1 = v1 / "distributed" / "kv_transfer" / "kv_connector" / "v1"
+
+
+def save_kv_layer(path, cls):
+    tree = ast.parse((v1 / path).read_text(encoding="utf-8"))
+    c = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls)
+    return next((f for f in c.body if getattr(f, "name", "") == "save_kv_layer"), None)
+
+
+def saves(path, cls):
+    f = save_kv_layer(path, cls)
+    code = [s for s in f.body if not isinstance(getattr(s, "value", None), ast.Constant)]
+    return not all(isinstance(s, ast.Pass) for s in code)
+
+
+common = (v1 / "moriio" / "moriio_common.py").read_text(encoding="utf-8")
+print("RESULT " + json.dumps({
+    "nixl": saves("nixl/connector.py", "NixlBaseConnector"),
+    "nixl_subclasses_override": [
+        c for c in ("NixlPullConnector", "NixlPushConnector")
+        if save_kv_layer("nixl/connector.py", c) is not None
+    ],
+    "mooncake": saves("mooncake/mooncake_connector.py", "MooncakeConnector"),
+    "moriio": saves("moriio/moriio_connector.py", "MoRIIOConnector"),
+    "moriio_writes_by_default": '.get("read_mode", "false")' in common,
+}))
+"""
+
+
+def test_which_gpu_to_gpu_connectors_save_layer_by_layer():
+    """Issue 26, defect 8: NIXL (pull and push) and Mooncake leave save_kv_layer empty, so their
+    whole transfer follows the prefill; MoRIIO's default write mode does push per layer, so the
+    page names the connectors instead of saying 'vLLM's GPU-to-GPU connectors'."""
+    from labs_env import probe
+
+    found = probe(SAVE_KV_LAYER_PROBE)
+    assert found == {
+        "nixl": False,
+        "nixl_subclasses_override": [],
+        "mooncake": False,
+        "moriio": True,
+        "moriio_writes_by_default": True,
+    }
+    for page in ("pd_disaggregation.md", "pd_disaggregation.en.md"):
+        text = (ROOT / "docs" / "scheduling" / page).read_text(encoding="utf-8")
+        assert "GPU-to-GPU connectors do not" not in text
+        assert "在 GPU 之间搬 KV 的 connector 并不" not in text
+        assert text.count("MoRIIOConnector") >= 2
