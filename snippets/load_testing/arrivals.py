@@ -1,10 +1,10 @@
-"""Request arrival times as `vllm bench serve --request-rate R --burstiness β` draws them.
+"""Request arrival times as `vllm bench serve --request-rate λ --burstiness β` draws them.
 
 vllm/benchmarks/serve.py (get_request) draws each gap between requests from a gamma distribution
-with shape β and scale 1 / (R * β): the mean gap is 1 / R whatever β is, and the coefficient of
+with shape β and scale 1 / (λ * β): the mean gap is 1 / λ whatever β is, and the coefficient of
 variation is 1 / sqrt(β). β = 1 is the exponential distribution, i.e. Poisson arrivals; β < 1 is
 burstier (more short gaps and more long ones), β > 1 more regular. It then rescales the gaps so the
-last request goes out at exactly N / R seconds. Here the draws come from a seeded
+last request goes out at exactly n_req / λ seconds. Here the draws come from a seeded
 numpy.random.Generator (vLLM seeds the global numpy state with --seed): same distribution, not the
 same numbers.
 
@@ -51,7 +51,7 @@ def describe(times: np.ndarray) -> dict[str, float]:
 
 
 def main() -> None:
-    print(f"{REQUESTS} requests at {RATE:g} req/s, seed {SEED}, gamma gaps (shape β, mean 1/R)")
+    print(f"{REQUESTS} requests at {RATE:g} req/s, seed {SEED}, gamma gaps (shape β, mean 1/λ)")
     print(
         f"{'burstiness β':>12} {'mean gap ms':>11} {'CV of gaps':>10} {'1/sqrt(β)':>9} "
         f"{'busiest ' + format(WINDOW_S, 'g') + ' s':>11}"

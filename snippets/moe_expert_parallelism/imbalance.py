@@ -1,7 +1,7 @@
 """Load imbalance under expert parallelism: a seeded numpy simulation of skewed routing.
 
 Each step, B tokens each pick k distinct experts of E, with probability proportional to a Zipf-like
-popularity p_e ~ 1 / rank^s (s = 0 is uniform routing); Gumbel top-k draws k without replacement
+popularity p_e ~ 1 / rank^a (a = 0 is uniform routing); Gumbel top-k draws k without replacement
 in proportion to p. The E experts sit on ep ranks, E/ep each, in order of their ids (popularity is
 shuffled across ids, as a trained router's is). An EP layer waits for its busiest rank, so
 max / mean rank load is the slowdown against perfect balance; max / mean expert load is the same
