@@ -7,6 +7,7 @@ import pytest
 from conftest import COURSE, DOCS, built_html
 from coursesite import learning_map
 from coursesite.manifest import CourseError, read_course
+from coursesite.notation import math_spans
 from stage_inputs import a_build, a_page
 
 MANIFEST_HEAD = """section: {zh: 课程, en: Lessons}
@@ -71,3 +72,35 @@ def test_every_lesson_page_links_before_and_after_it(built_site, lang):
         expected += [order[at + 1].slug] if at + 1 < len(order) else []
         expected += [n.slug for n in learning_map.needed_by(COURSE, lesson)]
         assert [link.rstrip("/").split("/")[-1] for link in links] == expected, lesson.slug
+
+
+def _on_the_page(formula: str, page_formulas: list[str]) -> bool:
+    """The formula is one of the page's, or a whole term of one: not the head of a longer symbol
+    (P of P_peak, t of t_step) nor the tail of a command (t of \\sqrt)."""
+    wanted = re.sub(r"\s+", "", formula)
+    for found in (re.sub(r"\s+", "", f) for f in page_formulas):
+        for m in re.finditer(re.escape(wanted), found):
+            after, before = found[m.end() : m.end() + 1], found[m.start() - 1 : m.start()]
+            if not (after.isalnum() or (after and after in "_^{")) and not (
+                before.isalpha() or before == "\\"
+            ):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_formula_the_map_quotes_is_written_so_on_its_lesson(lang):
+    """The map is read before the lessons, so a formula in a lesson's line must be the lesson's
+    own, in its notation: it once said P for the prompt (P is peak compute), t for the GPU count,
+    E for expected tokens, and YAML had turned the \\t of \\times into a tab."""
+    wrong = []
+    for lesson in COURSE.lessons:
+        if lesson.notebook:
+            continue
+        line = lesson.learn_zh if lang == "zh" else lesson.learn_en
+        page = DOCS / lesson.part.key / f"{lesson.slug}{'' if lang == 'zh' else '.en'}.md"
+        page_formulas = math_spans(page.read_text(encoding="utf-8"))
+        wrong += [
+            f"{lesson.slug}: ${f}$" for f in math_spans(line) if not _on_the_page(f, page_formulas)
+        ]
+    assert not wrong, wrong
