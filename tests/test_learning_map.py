@@ -71,3 +71,22 @@ def test_every_lesson_page_links_before_and_after_it(built_site, lang):
         expected += [order[at + 1].slug] if at + 1 < len(order) else []
         expected += [n.slug for n in learning_map.needed_by(COURSE, lesson)]
         assert [link.rstrip("/").split("/")[-1] for link in links] == expected, lesson.slug
+
+
+def _math(tex: str) -> str:
+    """A formula with spacing left out, so $2Ldb$ and $2\\,L\\,d\\,b$ compare equal."""
+    return re.sub(r"\s|\\[,;!]|\\cdot", "", tex)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_formula_in_the_lesson_table_is_the_one_its_lesson_writes(lang):
+    """The home page's table said ⌈P/(T−D)⌉, κP, E = … and "on t GPUs" where the lessons write
+    n_in, τ and TP (P, E and t mean other things in the notation table), and a YAML "\\t" turned
+    $S \\times S$ into S, a tab, "imes S". Each formula of a "learn" line is one its page has."""
+    for lesson in COURSE.lessons:
+        learn = lesson.learn_zh if lang == "zh" else lesson.learn_en
+        assert not re.search(r"[\x00-\x1f]", learn), f"{lesson.slug}: a control character"
+        page = DOCS / (lesson.page if lang == "zh" else lesson.english_page)
+        text = _math(page.read_text(encoding="utf-8"))
+        missing = [f for f in re.findall(r"\$([^$]+)\$", learn) if _math(f) not in text]
+        assert not missing, f"{lesson.slug} ({lang}): not on its page: {missing}"
