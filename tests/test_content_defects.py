@@ -391,6 +391,24 @@ def test_home_lists_as_borrowed_only_what_the_first_lesson_borrows(name, borrowe
     assert ridge not in listed, listed
 
 
+@pytest.mark.parametrize(
+    ("name", "overclaim"),
+    [
+        ("about.md", "每个代码块都会真正执行"),
+        ("about.en.md", "Every code block is actually executed"),
+    ],
+)
+def test_about_says_which_code_the_build_runs(name, overclaim):
+    """The about page said every code block runs at build time; lesson pages also show lab scripts
+    (```python title="labs/..."```), which the build does not run."""
+    assert any(
+        '```python title="labs/' in page.read_text(encoding="utf-8") for page in lesson_pages()
+    )
+    text = (DOCS / name).read_text(encoding="utf-8")
+    section = text[text.index("{#executed-code}") : text.index("{#run-locally}")]
+    assert overclaim not in section and "`labs/`" in section
+
+
 # --- glossary ---
 
 NEW_TERMS = {

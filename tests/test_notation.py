@@ -156,3 +156,15 @@ def test_a_quantity_keeps_the_subscript_the_table_gives_it(page):
     math = "\n".join(math_spans(_text(page)))
     found = [f"{alias} -> {kept}" for alias, kept in SUBSCRIPT_ALIASES.items() if alias in math]
     assert not found, f"{page.name}: " + ", ".join(found)
+
+
+def test_a_symbol_is_defined_in_the_first_lesson_that_uses_it():
+    """The notation page says which lesson introduces each symbol; a reader going in order meets it
+    there first. (\\mathbf{V} once named the kernels lesson, though the first lesson writes it.)"""
+    order = [page_key(lesson.page) for lesson in COURSE.lessons]
+    late = []
+    for entry in TABLE:
+        lessons = [page for page in entry.used_in if page in order]
+        if lessons and entry.defined_in != min(lessons, key=order.index):
+            late.append(f"{entry.symbol}: {entry.defined_in}, first used in {lessons}")
+    assert not late, late
