@@ -25,6 +25,7 @@ from core.reference import (
     QWEN_BENCH_GPU,
 )
 from core.roofline import bandwidth_utilization, critical_batch, decode_intensity, tpot_bound
+from coursesite.notation import load_table
 from coursesite.reading import notebook_markdown
 from kv_cache.values import values as kv_cache_values
 from labs_env import require_labs_python
@@ -295,12 +296,25 @@ def test_no_diagram_divides_by_b_where_the_formulas_divide_by_bw(page):
     assert OVER_B.findall("time ≈ Q / B<br/>") and not OVER_B.findall("time ≈ Q / BW<br/>")
 
 
-@pytest.mark.parametrize("page", ["batching/batched_decode.md", "batching/batched_decode.en.md"])
-def test_batched_decode_keeps_v_for_the_vocabulary(page):
-    """$V$ is the vocabulary on this page (the lm_head's $Vd$); attention's values had it too."""
-    text = (DOCS / page).read_text(encoding="utf-8")
-    assert "$Vd$" in text
-    assert not re.search(r"sum (over|of) \$V\$|对 ?\$V\$ ?的", text), "values written as $V$"
+# Attention's values written $V$ ("the weighted sum over $V$", \text{对 }V\text{ 加权求和}) on a
+# page where $V$ is the vocabulary: they are $\mathbf{V}$, the value matrix, in the notation table.
+VALUES_AS_V = re.compile(r"(?:sum (?:over|of) |对 ?)(?:\$V\$|\}V\b)")
+VOCABULARY_PAGES = next(entry.used_in for entry in load_table() if entry.symbol == "V")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [f"{key}{suffix}" for key in VOCABULARY_PAGES for suffix in (".md", ".en.md")],
+)
+def test_attention_values_are_not_written_v_where_v_is_the_vocabulary(page):
+    """batched_decode, then prefill_decode, latency_metrics and transformer_infra wrote the values
+    that attention sums over as $V$, the symbol of the vocabulary in the lm_head's $2Vd$."""
+    found = VALUES_AS_V.findall((DOCS / page).read_text(encoding="utf-8"))
+    assert not found, f"{page}: attention's values written as $V$: {found}"
+    for slip in ("the weighted sum over $V$", "对 $V$ 的加权求和", r"\text{对 }V\text{ 加权"):
+        assert VALUES_AS_V.search(slip)
+    for kept in (r"the values $\mathbf{V}$", r"对值向量 $\mathbf{V}$", r"\text{对 }\mathbf{V}"):
+        assert not VALUES_AS_V.search(kept)
 
 
 # A space after full-width punctuation ("槽位利用率（slot utilization） 62%"): Chinese needs none.
@@ -337,6 +351,62 @@ def test_section_5_is_a_lab_exactly_when_the_lesson_has_one(page):
     for path in (page, english_sibling(page)):
         anchors = SECTION_5.findall(path.read_text(encoding="utf-8"))
         assert anchors == ["lab" if has_lab else "try-it"], path.name
+
+
+# A lab card whose GPU line asks for several GPUs or for a card of a stated size, not for the
+# reference card (or any other NVIDIA card).
+OTHER_HARDWARE = re.compile(r"^    - \*\*GPU：\*\*.*(?:张 NVIDIA GPU|\d+ GB 的卡)", re.MULTILINE)
+
+
+def test_home_and_about_name_the_labs_the_reference_card_cannot_run():
+    """Both said every GPU lab runs on one rented 24 GB card; the tensor-parallelism lab needs a
+    machine with several GPUs and the MoE lab an 80 GB card."""
+    needing = [
+        page.relative_to(DOCS).with_suffix("").as_posix()
+        for page in lesson_pages()
+        if OTHER_HARDWARE.search(page.read_text(encoding="utf-8"))
+    ]
+    assert len(needing) >= 2, needing  # the check still finds the cards it was written for
+    for name in ("index.md", "index.en.md", "about.md", "about.en.md"):
+        text = (DOCS / name).read_text(encoding="utf-8")
+        missing = [key for key in needing if f"]({key}.md#lab)" not in text]
+        assert not missing, f"{name} does not name the labs that need other hardware: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("name", "borrowed", "ridge"),
+    [
+        ("index.md", "第一课会引用后面几课推导出的量", "脊点"),
+        ("index.en.md", "The first lesson borrows quantities", "ridge point"),
+    ],
+)
+def test_home_lists_as_borrowed_only_what_the_first_lesson_borrows(name, borrowed, ridge):
+    """The home page said lesson 1 borrows the ridge point from a later lesson; lesson 1 defines
+    and computes it (the notation table says so), and borrows the prefill boundary instead."""
+    first = next(entry for entry in load_table() if entry.symbol == "I").defined_in
+    assert first == "foundations/prefill_decode"
+    text = (DOCS / name).read_text(encoding="utf-8")
+    sentence = re.search(re.escape(borrowed) + r"[^。;]*", text).group(0)
+    listed = sentence[: sentence.index(")" if name.endswith(".en.md") else "）")]
+    assert ridge not in listed, listed
+
+
+@pytest.mark.parametrize(
+    ("name", "overclaim"),
+    [
+        ("about.md", "每个代码块都会真正执行"),
+        ("about.en.md", "Every code block is actually executed"),
+    ],
+)
+def test_about_says_which_code_the_build_runs(name, overclaim):
+    """The about page said every code block runs at build time; lesson pages also show lab scripts
+    (```python title="labs/..."```), which the build does not run."""
+    assert any(
+        '```python title="labs/' in page.read_text(encoding="utf-8") for page in lesson_pages()
+    )
+    text = (DOCS / name).read_text(encoding="utf-8")
+    section = text[text.index("{#executed-code}") : text.index("{#run-locally}")]
+    assert overclaim not in section and "`labs/`" in section
 
 
 # --- glossary ---

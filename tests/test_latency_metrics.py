@@ -1,7 +1,10 @@
 """The latency-metrics lesson: vllm bench serve's definitions, the roofline lower bounds, values."""
 
+import re
+
 import pytest
 
+from conftest import DOCS
 from core.display import ms
 from core.gpus import GPU, load_gpus
 from core.models import load_model
@@ -199,3 +202,13 @@ def test_values_state_the_figures_issue_9_settled():
     assert v["random_total_ratio"] == "9" and v["bench_awq_speedup"] == "1.76"
     assert (v["tpot_4090_ms"], v["tpot_4090_awq_ms"]) == ("14.0", "4.45")
     assert v["toy_good_requests"] == "1" and v["toy_goodput_req_s"] == "3.17"
+
+
+@pytest.mark.parametrize("name", ["latency_metrics.md", "latency_metrics.en.md"])
+def test_each_metric_acronym_is_introduced_before_the_formulas_use_it(name):
+    """The formulas write TTFT, TPOT, E2E and ITL; the zh intuition named the end-to-end latency
+    without its acronym, so E2E first appeared inside a formula."""
+    text = (DOCS / "foundations" / name).read_text(encoding="utf-8")
+    intuition = text[: text.index("{#mental-model}")]
+    for acronym in ("TTFT", "TPOT", "E2E", "ITL"):
+        assert re.search(rf"[（(][^）)]*\b{acronym}[）)]", intuition), f"{name}: {acronym}"

@@ -98,6 +98,7 @@ def test_every_formula_the_map_quotes_is_written_so_on_its_lesson(lang):
         if lesson.notebook:
             continue
         line = lesson.learn_zh if lang == "zh" else lesson.learn_en
+        assert not re.search(r"[\x00-\x1f]", line), f"{lesson.slug}: a control character"
         page = DOCS / lesson.part.key / f"{lesson.slug}{'' if lang == 'zh' else '.en'}.md"
         page_formulas = math_spans(page.read_text(encoding="utf-8"))
         wrong += [

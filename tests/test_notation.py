@@ -144,3 +144,27 @@ def test_the_built_notation_page_is_in_the_nav_next_to_the_glossary(built_site, 
     assert html.count("<tr>") >= len(TABLE)
     nav = re.findall(r'href="[^"]*(glossary|notation)/"', html)
     assert "glossary" in nav and "notation" in nav
+
+
+# One quantity, one subscript: the query heads are $n_h$ in the table and in transformer_infra's
+# config table; prefill_decode's attention intensity once wrote them $n_{\text{heads}}$.
+SUBSCRIPT_ALIASES = {r"n_{\text{heads}}": "n_h"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_a_quantity_keeps_the_subscript_the_table_gives_it(page):
+    math = "\n".join(math_spans(_text(page)))
+    found = [f"{alias} -> {kept}" for alias, kept in SUBSCRIPT_ALIASES.items() if alias in math]
+    assert not found, f"{page.name}: " + ", ".join(found)
+
+
+def test_a_symbol_is_defined_in_the_first_lesson_that_uses_it():
+    """The notation page says which lesson introduces each symbol; a reader going in order meets it
+    there first. (\\mathbf{V} once named the kernels lesson, though the first lesson writes it.)"""
+    order = [page_key(lesson.page) for lesson in COURSE.lessons]
+    late = []
+    for entry in TABLE:
+        lessons = [page for page in entry.used_in if page in order]
+        if lessons and entry.defined_in != min(lessons, key=order.index):
+            late.append(f"{entry.symbol}: {entry.defined_in}, first used in {lessons}")
+    assert not late, late

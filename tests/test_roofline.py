@@ -1,5 +1,6 @@
 """The roofline lesson: ridge table, the build-time SVG chart, one linear layer's intensity."""
 
+import inspect
 import math
 import re
 import subprocess
@@ -73,6 +74,7 @@ def test_chart_labels_follow_the_language():
     zh, en = chart(RTX, QWEN, "zh"), chart(RTX, QWEN, "en")
     assert "算术强度" in zh and "脊点" in zh and "Arithmetic intensity" not in zh
     assert "Arithmetic intensity" in en and "ridge point" in en and "脊点" not in en
+    assert not [v for v in LABELS["zh"].values() if "batch" in v]  # the pages say 批大小
     assert re.sub(r">[^<]*<", "><", zh) == re.sub(r">[^<]*<", "><", en)  # same drawing
 
 
@@ -100,6 +102,18 @@ def test_workload_points_are_flops_over_bytes():
     assert points[0].intensity == pytest.approx(prefill_flops(QWEN, 128) / prefill_bytes(QWEN, 128))
     assert points[1].intensity == pytest.approx(decode_flops(QWEN) / decode_bytes(QWEN, 1024))
     assert points[1].intensity < 2 / 2  # BF16 decode never beats 2 FLOPs per 2-byte weight
+
+
+@pytest.mark.parametrize("name", ["roofline.md", "roofline.en.md"])
+def test_the_walkthrough_names_what_workload_points_calls(name):
+    """The walkthrough once said workload_points divides prefill_flops by prefill_bytes itself; it
+    calls the core's intensities, which a reader looking at the code should find named."""
+    text = (ROOT / "docs" / "performance" / name).read_text(encoding="utf-8")
+    bullet = re.search(r"^- \*\*`workload_points`\*\*.*$", text, re.M).group(0)
+    called = set(re.findall(r"\b(\w+)\(", inspect.getsource(workload_points)))
+    core_calls = {f for f in called if f.endswith("_intensity")}
+    assert core_calls == {"prefill_intensity", "decode_intensity"}
+    assert all(f"`{f}`" in bullet for f in core_calls), bullet
 
 
 def test_chart_rejects_unknown_language_and_no_points():

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import COURSE, DOCS, chinese_notebooks, lesson_pages
+from coursesite.notation import load_table
 from markdown_source import read_page
 
 GLOSSARY = DOCS / "glossary.md"
@@ -203,6 +204,7 @@ OTHER_WORDS = {
     "批量大小": "批大小",
     "首字延迟": "首 token 延迟",
     "预填阶段": "预填充",
+    "屋脊点": "脊点",
 }
 
 
@@ -211,3 +213,11 @@ def test_the_glossary_term_and_no_other_word_for_it(name):
     text = "\n".join(prose_text(DOCS / name))
     found = [f"{other} -> {term}" for other, term in OTHER_WORDS.items() if other in text]
     assert not found, f"{name}: " + ", ".join(found)
+
+
+def test_the_notation_table_says_the_glossary_term_and_no_other_word_for_it():
+    """The notation page's meanings come from snippets/core/notation.toml, not from a page's prose:
+    its I* was 屋脊点 while every lesson and the glossary say 脊点."""
+    meanings = "\n".join(entry.meaning["zh"] for entry in load_table())
+    found = [f"{other} -> {term}" for other, term in OTHER_WORDS.items() if other in meanings]
+    assert not found, "notation.toml: " + ", ".join(found)

@@ -47,12 +47,15 @@ def exact_prefill_to_decode_ratio(s: int) -> float:
 
 
 def attention_decode_intensity() -> float:
-    """FLOPs per KV byte of attention in decode: 4 * heads * d_h FLOPs per 2 * n_kv * d_h * b bytes.
+    """FLOPs per KV byte of attention in decode: 4 L n_h d_h FLOPs per cached token over its kappa
+    bytes, i.e. 2 n_h / (n_kv b_kv) as the page writes it.
 
     Each cached token costs QK^T and the weighted sum over V (2 FLOPs each per query-head element)
-    against reading its K and V once for a group of query heads (GQA).
+    against reading its K and V once for a group of query heads (GQA); kappa counts the KV cache's
+    own bytes per value, not the weights'.
     """
-    return 2 * MODEL.num_heads / (MODEL.num_kv_heads * BYTES_PER_WEIGHT)
+    flops = 4 * MODEL.num_layers * MODEL.num_heads * MODEL.head_dim
+    return flops / kv_bytes_per_token(MODEL)
 
 
 def values() -> dict[str, str]:

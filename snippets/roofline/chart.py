@@ -33,7 +33,7 @@ DECODE_CONTEXT = 1024
 
 LABELS = {
     "zh": {
-        "title": "{gpu} 的 Roofline：{model} 的预填充与解码（batch 为 1）",
+        "title": "{gpu} 的 Roofline：{model} 的预填充与解码（批大小为 1）",
         "desc": (
             "对数坐标。横轴是算术强度（FLOP/字节），纵轴是可达算力（TFLOP/s）。带宽上限是一条斜线，"
             "算力上限是 {peak} TFLOP/s 的水平线，两者交于脊点 {ridge} FLOP/字节。{points}"
