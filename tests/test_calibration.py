@@ -151,6 +151,9 @@ def test_the_chart_has_one_dot_per_row_and_describes_every_line(lang):
     assert len(root.findall(f"{svg}circle")) == len(rows)
     desc = root.find(f"{svg}desc").text
     assert f"{max(c.share for c in rows):.0%}" in desc
+    # the share is floor time over measured time (at most 1), in both languages' titles
+    title = root.find(f"{svg}title").text
+    assert {"zh": "下界时间 ÷ 实测时间", "en": "floor ÷ measured time"}[lang] in title
     with pytest.raises(ValueError, match="lang"):
         share_svg(rows, "fr")
 

@@ -484,3 +484,18 @@ def test_the_stall_disaggregation_removes_is_shorter_than_the_prefill():
     for text in both_languages("scheduling/pd_disaggregation.md"):
         removes = re.search(r"^- \*\*(?:removes|去掉)\*\*.*$", text, re.M).group(0)
         assert "{{ pd_disaggregation.stall_ms }}" in removes
+
+
+# Tensor parallelism (Megatron, as vLLM's Qwen2 and Llama build it) all-reduces twice per layer:
+# after attention's o_proj and after the MLP's down_proj. A page that says once undercounts it.
+ONE_ALL_REDUCE_PER_LAYER = re.compile(
+    r"an all-reduce per layer|one all-reduce per layer|all-reduce between layers"
+    r"|每一?层(加了)?一次 ?all-reduce|层间的 ?all-reduce"
+)
+
+
+@pytest.mark.parametrize("page", lesson_pages(), ids=lambda p: p.stem)
+def test_tensor_parallelism_is_two_all_reduces_per_layer_wherever_a_page_counts_them(page):
+    for path in (page, english_sibling(page)):
+        found = ONE_ALL_REDUCE_PER_LAYER.findall(path.read_text(encoding="utf-8"))
+        assert not found, f"{path.name}: {found} (Megatron TP all-reduces twice per layer)"
