@@ -499,3 +499,22 @@ def test_tensor_parallelism_is_two_all_reduces_per_layer_wherever_a_page_counts_
     for path in (page, english_sibling(page)):
         found = ONE_ALL_REDUCE_PER_LAYER.findall(path.read_text(encoding="utf-8"))
         assert not found, f"{path.name}: {found} (Megatron TP all-reduces twice per layer)"
+
+
+def test_the_playground_says_fits_is_checked_against_nvidia_smis_total_not_the_nominal_gb():
+    """core.memory.fits counts the card's nvidia-smi MiB, which exceed the nominal GB the tables
+    print: Qwen2.5-72B in BF16 (about 145 GB) fits the "141 GB" H200. The page must say which."""
+    from core.formats import resident_weight_bytes
+    from core.memory import fits
+
+    for gpu in GPUS.values():
+        assert gpu.memory_bytes > gpu.memory_gb * 1e9, gpu.name  # "a little more than"
+    h200, qwen72 = GPUS["h200_sxm"], load_model("qwen2.5-72b-instruct")
+    assert h200.memory_gb * 1e9 < resident_weight_bytes(qwen72) and fits(h200, qwen72)
+    for notebook in chinese_notebooks():
+        for path, says in (
+            (notebook, "`nvidia-smi` 报告的显存总量"),
+            (english_sibling(notebook), "the memory `nvidia-smi` reports"),
+        ):
+            text = notebook_markdown(path)
+            assert says in text and "标称容量" not in text and "nominal capacity" not in text, path
