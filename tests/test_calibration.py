@@ -151,6 +151,9 @@ def test_the_chart_has_one_dot_per_row_and_describes_every_line(lang):
     assert len(root.findall(f"{svg}circle")) == len(rows)
     desc = root.find(f"{svg}desc").text
     assert f"{max(c.share for c in rows):.0%}" in desc
+    # the share is floor time over measured time (at most 1), in both languages' titles
+    title = root.find(f"{svg}title").text
+    assert {"zh": "下界时间 ÷ 实测时间", "en": "floor ÷ measured time"}[lang] in title
     with pytest.raises(ValueError, match="lang"):
         share_svg(rows, "fr")
 
@@ -263,3 +266,17 @@ def test_every_lab_page_quotes_the_closest_published_row(page, built_site):
         quote = "closest published measurement" if en else "离它最近的一条"
         no_row = "no publisher in the course" if en else "里也没有"  # an MoE model nobody measured
         assert quote in html or no_row in html, page
+
+
+def test_the_qwen_benchmarks_gpu_is_named_as_published_not_as_the_floors_sxm_card():
+    """The Qwen page says "NVIDIA A100 80GB"; SXM is only the card the floor assumes (pitfall 6)."""
+    from batched_decode.values import values as batched_values
+    from calibration.values import values as calibration_values
+    from core.reference import BF16_MODEL, QWEN_BENCH_GPU
+
+    published = closest_published(BF16_MODEL, QWEN_BENCH_GPU, "BF16", "decode").row.hardware
+    assert "SXM" not in published and "PCIe" not in published
+    assert calibration_values()["vllm_bf16_hardware"] == published
+    assert batched_values()["bench_gpu"] == published
+    for page in ("calibration.md", "calibration.en.md"):
+        assert "a100_name" not in (ROOT / "docs" / "performance" / page).read_text(encoding="utf-8")

@@ -554,3 +554,37 @@ def test_the_stall_disaggregation_removes_is_shorter_than_the_prefill():
     for text in both_languages("scheduling/pd_disaggregation.md"):
         removes = re.search(r"^- \*\*(?:removes|去掉)\*\*.*$", text, re.M).group(0)
         assert "{{ pd_disaggregation.stall_ms }}" in removes
+
+
+# Tensor parallelism (Megatron, as vLLM's Qwen2 and Llama build it) all-reduces twice per layer:
+# after attention's o_proj and after the MLP's down_proj. A page that says once undercounts it.
+ONE_ALL_REDUCE_PER_LAYER = re.compile(
+    r"an all-reduce per layer|one all-reduce per layer|all-reduce between layers"
+    r"|每一?层(加了)?一次 ?all-reduce|层间的 ?all-reduce"
+)
+
+
+@pytest.mark.parametrize("page", lesson_pages(), ids=lambda p: p.stem)
+def test_tensor_parallelism_is_two_all_reduces_per_layer_wherever_a_page_counts_them(page):
+    for path in (page, english_sibling(page)):
+        found = ONE_ALL_REDUCE_PER_LAYER.findall(path.read_text(encoding="utf-8"))
+        assert not found, f"{path.name}: {found} (Megatron TP all-reduces twice per layer)"
+
+
+def test_the_playground_says_fits_is_checked_against_nvidia_smis_total_not_the_nominal_gb():
+    """core.memory.fits counts the card's nvidia-smi MiB, which exceed the nominal GB the tables
+    print: Qwen2.5-72B in BF16 (about 145 GB) fits the "141 GB" H200. The page must say which."""
+    from core.formats import resident_weight_bytes
+    from core.memory import fits
+
+    for gpu in GPUS.values():
+        assert gpu.memory_bytes > gpu.memory_gb * 1e9, gpu.name  # "a little more than"
+    h200, qwen72 = GPUS["h200_sxm"], load_model("qwen2.5-72b-instruct")
+    assert h200.memory_gb * 1e9 < resident_weight_bytes(qwen72) and fits(h200, qwen72)
+    for notebook in chinese_notebooks():
+        for path, says in (
+            (notebook, "`nvidia-smi` 报告的显存总量"),
+            (english_sibling(notebook), "the memory `nvidia-smi` reports"),
+        ):
+            text = notebook_markdown(path)
+            assert says in text and "标称容量" not in text and "nominal capacity" not in text, path

@@ -128,6 +128,9 @@ def test_pyodide_is_served_by_the_site(built_site, name):
     assert (built_site.site / "assets" / "vendor" / "pyodide" / name).is_file()
 
 
+FORM_ARGS = ("qwen2.5-7b-instruct-awq", "checkpoint", "h20", "100, 2000", "8")
+
+
 def test_playground_report_is_the_cores_bounds_and_rejects_bad_input():
     from core.display import ms
     from core.formats import checkpoint_format
@@ -141,7 +144,7 @@ def test_playground_report_is_the_cores_bounds_and_rejects_bad_input():
     fmt = checkpoint_format(model)
     budget = kv_token_budget(gpu, model, fmt)
     batch = budget // (2000 + 8) + 1  # 2,000-token sequences no longer fit, 100-token ones do
-    html = report("qwen2.5-7b-instruct-awq", "checkpoint", "h20", "100, 2000", "8", "en", batch)
+    html = report(*FORM_ARGS, "en", batch)
     cells = re.findall(r"<td>(.*?)</td>", html)
     for row, s in zip([cells[:7], cells[7:]], (100, 2000), strict=True):
         step = tpot_bound(gpu, model, s, fmt, batch=batch).seconds
@@ -152,6 +155,13 @@ def test_playground_report_is_the_cores_bounds_and_rejects_bad_input():
     assert [cells[6], cells[13]] == ["yes", "NO"]
     assert ms(tpot_bound(gpu, model, 100, fmt).seconds) != cells[3]  # the batch is used
     assert "AWQ" in html and html.count("<svg") == 1
+    # the caption says what the cells are: TPOT at context S (the first step), KV at S + n
+    caption = {
+        lang: re.search(r"<caption>(.*?)</caption>", report(*FORM_ARGS, lang, batch)).group(1)
+        for lang in ("zh", "en")
+    }
+    assert "at context S" in caption["en"] and "S + 8 tokens each" in caption["en"]
+    assert "在上下文 S 处" in caption["zh"] and "S + 8 个 token" in caption["zh"]
     bad_inputs = ({"prompt_lengths": "12, x"}, {"new_tokens": "0"}, {"gpu": "tpu"}, {"fmt": "int3"})
     for bad in (*bad_inputs, {"batch": "-2"}):
         args = {"model": "qwen2.5-7b-instruct", "fmt": "bf16", "gpu": "h20"}

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import COURSE, DOCS, ROOT, chinese_pages, english_sibling
+from conftest import COURSE, DOCS, ROOT, chinese_notebooks, chinese_pages, english_sibling
 from coursesite.syntax import INLINE_CODE, VALUE_REFERENCE
 from markdown_source import read_page
 
@@ -56,6 +56,8 @@ def significant(value: str) -> bool:
 
 
 PAGES = [p for p in chinese_pages() if p.parent != DOCS and p.parent != DOCS / "adr"]
+# a notebook's text cells are prose too (they cannot hold `{{ … }}`: a figure there is printed)
+PAGES += chinese_notebooks()
 PAGES += [english_sibling(p) for p in PAGES if english_sibling(p).exists()]
 
 

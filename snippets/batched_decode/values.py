@@ -28,7 +28,8 @@ from core.formats import checkpoint_format, streamed_weight_bytes
 from core.forward import decode_flops, kv_cache_bytes
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model
-from core.reference import QWEN_BENCH_BF16_TOK_S  # published, batch 1 on an A100
+from core.published import closest_published
+from core.reference import BF16_MODEL, QWEN_BENCH_BF16_TOK_S, QWEN_BENCH_GPU  # published, batch 1
 from core.roofline import critical_batch, decode_intensity_limit, flops_utilization, ridge_point
 
 QUIZ_CONTEXT = 512  # the numeric self-test: the critical batch at a shorter context
@@ -63,7 +64,7 @@ def values() -> dict[str, str]:
     kv_as_weights = streamed_weight_bytes(bf16, f_bf16) / kv_cache_bytes(bf16, CONTEXT)
     h100_fits = max_batch(h100, bf16, f_bf16, CONTEXT)
     s_fit = step(rtx, bf16, f_bf16, CONTEXT, max(b for b in BATCHES if b <= fits_bf16))
-    a100 = gpus["a100_80gb_sxm"]
+    a100 = gpus[QWEN_BENCH_GPU]
     bench_mfu = flops_utilization(a100, decode_flops(bf16, 1), 1 / QWEN_BENCH_BF16_TOK_S)
     llama, tgpu = load_model(TRANSFER_MODEL), gpus[TRANSFER_GPU]
     f_llama = checkpoint_format(llama)
@@ -130,7 +131,8 @@ def values() -> dict[str, str]:
         ),
         "h100_kv_share_at_fits": f"{kv_ceiling_share(h100, bf16, f_bf16, CONTEXT, h100_fits):.0%}",
         # MBU and MFU of a published batch-1 run (latency_metrics states its MBU)
-        "bench_gpu": a100.name,
+        # as the Qwen page names it (no SXM or PCIe; latency_metrics takes the SXM bandwidth)
+        "bench_gpu": closest_published(BF16_MODEL, QWEN_BENCH_GPU, "BF16", "decode").row.hardware,
         "bench_mfu": f"{bench_mfu:.1%}",
         # self-test
         "quiz_context": f"{QUIZ_CONTEXT:,}",

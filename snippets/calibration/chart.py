@@ -15,7 +15,7 @@ from core.published import Calibrated, calibrated
 
 LABELS = {
     "zh": {
-        "title": "已发表的测量达到了下界的多少（实测 ÷ 下界）",
+        "title": "已发表的测量达到了下界的多少（下界时间 ÷ 实测时间）",
         "desc": "每行是一组设置，每个点是一条已发表的测量，横轴是它达到的下界比例。{rows}",
         "row": "{label}：{shares}",
         "x_axis": "达到的下界比例（批大小 1：MBU；最大负载：MFU）",

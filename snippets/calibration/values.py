@@ -59,14 +59,14 @@ def values() -> dict[str, str]:
     kv_long_gb = kv_bytes_per_token(llama) * (long_in + long_out) / 1e9
     llama_fp8_gb = streamed_weight_bytes(llama, FORMATS["FP8"]) / 1e9
     transfer = closest_published(**TRANSFER)
-    a100 = gpus["a100_80gb_sxm"]
     return {
         # the data set
         "row_count": f"{len(rows)}",
         "publisher_count": f"{len({c.row.publisher for c in rows})}",
         "share_min": pct(min(shares)),
         "share_max": pct(max(shares)),
-        "a100_name": a100.name,
+        # the hardware as the Qwen page names it (no SXM or PCIe; the floor takes the SXM card)
+        "vllm_bf16_hardware": bf16.row.hardware,
         # by format: vLLM 0.6.3, Qwen2.5-7B, one A100, a one-token prompt
         **{
             f"vllm_{short}_{kind}": text

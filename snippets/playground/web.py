@@ -54,7 +54,8 @@ TEXT = {
         "yes": "是",
         "no": "否",
         "caption": "{model}（{fmt}）在 {gpu} 上的下界：TTFT 是单个请求的预填充；"
-        "TPOT、吞吐和 KV 按 {b} 条序列一起解码、每条 S + {n} 个 token 计",
+        "TPOT 和吞吐是 {b} 条序列在上下文 S 处一起解码的一步（之后的步只会更长）；"
+        "KV 按每条 S + {n} 个 token 计",
         "bad_lengths": "prompt 长度应是 1 到 {most} 个正整数，用逗号分隔，收到的是 {text!r}",
         "bad_tokens": "新 token 数应是正整数，收到的是 {value!r}",
         "bad_batch": "批大小应是正整数，收到的是 {value!r}",
@@ -77,7 +78,8 @@ TEXT = {
         "yes": "yes",
         "no": "NO",
         "caption": "Bounds for {model} ({fmt}) on the {gpu}: TTFT is one request's prefill; "
-        "TPOT, throughput and KV are for {b} sequences decoding together, S + {n} tokens each",
+        "TPOT and throughput are one step of {b} sequences decoding together at context S "
+        "(later steps only take longer); KV is for S + {n} tokens each",
         "bad_lengths": "prompt lengths must be 1 to {most} positive integers separated by commas,"
         " got {text!r}",
         "bad_tokens": "new tokens must be a positive integer, got {value!r}",
