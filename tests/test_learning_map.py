@@ -61,8 +61,6 @@ def test_a_list_of_lessons_splits_back_into_its_titles(lang):
 def test_every_lesson_page_links_before_and_after_it(built_site, lang):
     order = list(COURSE.lessons)
     for at, lesson in enumerate(order):
-        if lesson.notebook:
-            continue
         page = built_html(built_site.site, DOCS / lesson.page, lang).read_text(encoding="utf-8")
         headers = re.findall(r'<p class="lesson-meta">(.*?)</p>', page, re.S)
         assert len(headers) == 2, f"{lesson.slug} ({lang}): no before/after paragraph"
@@ -72,6 +70,9 @@ def test_every_lesson_page_links_before_and_after_it(built_site, lang):
         expected += [order[at + 1].slug] if at + 1 < len(order) else []
         expected += [n.slug for n in learning_map.needed_by(COURSE, lesson)]
         assert [link.rstrip("/").split("/")[-1] for link in links] == expected, lesson.slug
+        here = built_html(built_site.site, DOCS / lesson.page, lang).parent
+        for link in links:  # each resolves to a built page (a notebook's are written as URLs)
+            assert (here / link / "index.html").resolve().is_file(), f"{lesson.slug}: {link}"
 
 
 def _on_the_page(formula: str, page_formulas: list[str]) -> bool:

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from conftest import COURSE, DOCS, built_html, english_sibling, lesson_pages
-from coursesite import reading
+from coursesite import StageError, learning_map, reading
 from coursesite.reading import lesson_reading_time, reading_time
 from stage_inputs import a_build, a_page
 
@@ -69,6 +69,32 @@ def test_every_lesson_page_states_the_reading_time_of_its_text(built_site, page,
     header = re.search(r'<p class="lesson-meta">(.*?)</p>', built, re.S)
     assert header, f"{source.relative_to(DOCS)}: no reading time under the title"
     assert _visible(header.group(1)) == expected
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_notebook_lesson_states_its_reading_time_under_its_title(built_site, lang):
+    """mkdocs-jupyter renders a notebook past the Markdown stages, so its header lines are put
+    into its HTML (learning_map.head_notebook); the reading time is its text cells'."""
+    notebooks = [lesson for lesson in COURSE.lessons if lesson.notebook]
+    assert notebooks, "the course has a notebook lesson (the playground)"
+    for lesson in notebooks:
+        built = built_html(built_site.site, DOCS / lesson.page, lang).read_text(encoding="utf-8")
+        header = re.search(r'</h1>\s*<p class="lesson-meta">(.*?)</p>', built, re.S)
+        assert header, f"{lesson.page} ({lang}): no reading time under the title"
+        expected = lesson_reading_time(lesson, lang, DOCS).line(lang)
+        assert _visible(header.group(1)) == expected
+
+
+def test_a_notebook_without_a_title_fails_naming_it():
+    lesson = next(lesson for lesson in COURSE.lessons if lesson.notebook)
+    page = a_page(lesson.page, "performance/playground/")
+    with pytest.raises(StageError, match=lesson.page):
+        learning_map.head_notebook("<p>no heading</p>", page, a_build(course=COURSE))
+    headed = learning_map.head_notebook("<h1>T</h1><p>x</p>", page, a_build(course=COURSE))
+    assert headed.startswith('<h1>T</h1>\n<p class="lesson-meta">')
+    assert learning_map.head_notebook("<h1>T</h1>", a_page("about.md", "about/"), a_build()) == (
+        "<h1>T</h1>"
+    )
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

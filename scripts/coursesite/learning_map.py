@@ -7,11 +7,13 @@ lessons that need it. A generated list rather than a diagram: it reads on a phon
 follows it, and the build needs no browser to draw it. Works for any lessons the manifest lists.
 """
 
+import html
+import re
 from pathlib import PurePosixPath
 
-from coursesite import Build, PageInfo
+from coursesite import Build, PageInfo, StageError
 from coursesite.manifest import Course, Lesson
-from coursesite.reading import lesson_of, under_title
+from coursesite.reading import lesson_of, lesson_reading_time, under_title
 
 MAP_MARKER = "<!-- learning-map -->"
 WORDS = {
@@ -115,3 +117,45 @@ def link_neighbours(markdown: str, page: PageInfo, build: Build) -> str:
     if lesson is None or build.course is None:
         return markdown
     return under_title(markdown, neighbours(build.course, lesson, page.lang))
+
+
+def _notebook_lesson(page: PageInfo, course: Course | None) -> Lesson | None:
+    for lesson in course.lessons if course else ():
+        if lesson.notebook and page.src_uri in (lesson.page, lesson.english_page):
+            return lesson
+    return None
+
+
+def _as_html(line: str, depth: int) -> str:
+    """A header line's Markdown (bold, links to .md/.ipynb pages, hard breaks) as HTML, with each
+    link as the built site's URL: MkDocs resolves page links in Markdown, but a notebook's HTML is
+    past that point. `depth`: the page's folders below docs/."""
+    out = html.escape(line, quote=False)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
+
+    def link(m: re.Match) -> str:
+        target = PurePosixPath(m.group(2).replace("../", "")).with_suffix("").as_posix()
+        return f'<a href="{"../" * (depth + 1)}{target}/">{m.group(1)}</a>'
+
+    out = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", link, out)
+    return out.replace("  \n", "<br>\n")
+
+
+def head_notebook(content: str, page: PageInfo, build: Build) -> str:
+    """A notebook lesson's header lines (reading time, before this / after this) under its
+    title, as the Markdown stages put them under every other lesson's: mkdocs-jupyter renders
+    the notebook itself, so they go into its HTML, after the first heading."""
+    lesson = _notebook_lesson(page, build.course)
+    if lesson is None or build.course is None:
+        return content
+    depth = len(PurePosixPath(lesson.page).parent.parts)  # folders below docs/
+    lines = [
+        lesson_reading_time(lesson, page.lang, build.docs).line(page.lang),
+        neighbours(build.course, lesson, page.lang),
+    ]
+    paragraphs = [f'<p class="lesson-meta">{_as_html(line, depth)}</p>' for line in lines]
+    title_end = content.find("</h1>")
+    if title_end < 0:
+        raise StageError(f"docs/{page.src_uri}: a notebook lesson needs a # title in a text cell")
+    at = title_end + len("</h1>")
+    return content[:at] + "\n" + "\n".join(paragraphs) + content[at:]

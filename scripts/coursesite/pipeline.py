@@ -82,6 +82,7 @@ MARKDOWN: list[PageStage] = [
 # A page's rendered content, before the theme puts it in the template.
 CONTENT: list[PageStage] = [
     exec_errors.add_banner,  # under serve, the failing blocks listed above the content
+    learning_map.head_notebook,  # a notebook lesson's reading time and before/after lines
     llms.write_copy,  # the Markdown copy: the content as rendered, without the form below
     run_in_browser.fill_forms,  # a page's own form (the playground's)
     folding.fold_long_code,  # after the Markdown copy: the copy keeps every listing open
