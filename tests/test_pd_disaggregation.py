@@ -182,3 +182,15 @@ def test_which_gpu_to_gpu_connectors_save_layer_by_layer():
         assert "GPU-to-GPU connectors do not" not in text
         assert "在 GPU 之间搬 KV 的 connector 并不" not in text
         assert text.count("MoRIIOConnector") >= 2
+
+
+@pytest.mark.parametrize("page", ["pd_disaggregation.md", "pd_disaggregation.en.md"])
+def test_the_layer_wise_savers_point_to_the_source_note_by_its_section(page):
+    """Section 3 names MoRIIO and LMCache as layer-wise savers and sends the reader to the source
+    note for where; the zh once said 源码注释, the word the same sentence uses for the code comment
+    it quotes ('does not save explicitly'), so the pointer now links the note's section."""
+    text = (ROOT / "docs" / "scheduling" / page).read_text(encoding="utf-8")
+    paragraph = next(p for p in text.split("\n\n") if "MoRIIOConnector" in p and "LMCache" in p)
+    tail = paragraph[paragraph.index("MoRIIOConnector") :]
+    assert "(#vllm-connector)" in tail
+    assert "见下文的源码注释" not in text
