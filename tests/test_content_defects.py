@@ -409,6 +409,25 @@ def test_about_says_which_code_the_build_runs(name, overclaim):
     assert overclaim not in section and "`labs/`" in section
 
 
+ENGINE_USE = re.compile(r"from vllm|import vllm|lab\.preflight\(")
+
+
+def test_about_does_not_say_every_lab_needs_vllm():
+    """The about page gave "they need vLLM" as why the build only shows lab scripts; the
+    calibration lab loads no vLLM (a PyTorch reference loop), and its lesson says so."""
+    without_engine = [
+        folder.name
+        for folder in sorted((ROOT / "labs").iterdir())
+        if (folder / "schema.json").is_file()
+        and not any(ENGINE_USE.search(s.read_text(encoding="utf-8")) for s in folder.glob("*.py"))
+    ]
+    assert without_engine, "the check no longer finds a lab without vLLM"
+    for name in ("about.md", "about.en.md"):
+        text = (DOCS / name).read_text(encoding="utf-8")
+        section = text[text.index("{#executed-code}") : text.index("{#run-locally}")]
+        assert "PyTorch" in section, f"{name} says every lab script needs vLLM: {without_engine}"
+
+
 # --- glossary ---
 
 NEW_TERMS = {
