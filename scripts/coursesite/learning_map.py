@@ -119,13 +119,6 @@ def link_neighbours(markdown: str, page: PageInfo, build: Build) -> str:
     return under_title(markdown, neighbours(build.course, lesson, page.lang))
 
 
-def _notebook_lesson(page: PageInfo, course: Course | None) -> Lesson | None:
-    for lesson in course.lessons if course else ():
-        if lesson.notebook and page.src_uri in (lesson.page, lesson.english_page):
-            return lesson
-    return None
-
-
 def _as_html(line: str, depth: int) -> str:
     """A header line's Markdown (bold, links to .md/.ipynb pages, hard breaks) as HTML, with each
     link as the built site's URL: MkDocs resolves page links in Markdown, but a notebook's HTML is
@@ -145,7 +138,7 @@ def head_notebook(content: str, page: PageInfo, build: Build) -> str:
     """A notebook lesson's header lines (reading time, before this / after this) under its
     title, as the Markdown stages put them under every other lesson's: mkdocs-jupyter renders
     the notebook itself, so they go into its HTML, after the first heading."""
-    lesson = _notebook_lesson(page, build.course)
+    lesson = lesson_of(page, build.course, notebook=True)
     if lesson is None or build.course is None:
         return content
     depth = len(PurePosixPath(lesson.page).parent.parts)  # folders below docs/

@@ -109,10 +109,11 @@ def lesson_reading_time(lesson: Lesson, lang: str, docs: Path) -> ReadingTime:
     return reading_time(path.read_text(encoding="utf-8"), lang)
 
 
-def lesson_of(page: PageInfo, course: Course | None) -> Lesson | None:
-    """The lesson whose Markdown page this is (either language); None for other pages."""
+def lesson_of(page: PageInfo, course: Course | None, notebook: bool = False) -> Lesson | None:
+    """The lesson whose Markdown page this is (either language), or with `notebook`, whose
+    notebook; None for other pages."""
     for lesson in course.lessons if course else ():
-        if page.src_uri in (lesson.page, lesson.english_page) and not lesson.notebook:
+        if page.src_uri in (lesson.page, lesson.english_page) and lesson.notebook == notebook:
             return lesson
     return None
 

@@ -6,6 +6,7 @@ Run `python snippets/prefill_decode/values.py` to list every name and its value.
 
 from core import roofline
 from core.formats import checkpoint_format
+from core.forward import attention_flops_per_token
 from core.gpus import load_gpus
 from core.models import kv_bytes_per_token, load_model, params
 from core.reference import (  # published measurements, quoted as "what to expect"
@@ -54,8 +55,7 @@ def attention_decode_intensity() -> float:
     against reading its K and V once for a group of query heads (GQA); kappa counts the KV cache's
     own bytes per value, not the weights'.
     """
-    flops = 4 * MODEL.num_layers * MODEL.num_heads * MODEL.head_dim
-    return flops / kv_bytes_per_token(MODEL)
+    return attention_flops_per_token(MODEL, context=1) / kv_bytes_per_token(MODEL)
 
 
 def values() -> dict[str, str]:
