@@ -428,6 +428,26 @@ def test_about_does_not_say_every_lab_needs_vllm():
         assert "PyTorch" in section, f"{name} says every lab script needs vLLM: {without_engine}"
 
 
+TIMED_RUN = re.compile(r"\.generate\(|perf_counter|monotonic|sweep_batches\(")
+
+
+def test_about_does_not_say_every_lab_times_a_run():
+    """The about page said lab scripts "time real runs"; the paged-attention lab times nothing
+    (it reads the KV capacity the engine allocates at start-up, generating no token)."""
+    untimed = [
+        folder.name
+        for folder in sorted((ROOT / "labs").iterdir())
+        if (folder / "schema.json").is_file()
+        and (scripts := list(folder.glob("*.py")))
+        and not any(TIMED_RUN.search(s.read_text(encoding="utf-8")) for s in scripts)
+    ]
+    assert untimed, "the check no longer finds a lab that times nothing"
+    for name in ("about.md", "about.en.md"):
+        text = (DOCS / name).read_text(encoding="utf-8")
+        section = text[text.index("{#executed-code}") : text.index("{#run-locally}")]
+        assert not re.search(r"\btimes?\b|\btimed\b|计时", section), f"{name}: {untimed}"
+
+
 # --- glossary ---
 
 NEW_TERMS = {
