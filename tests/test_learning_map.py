@@ -71,9 +71,13 @@ def test_every_lesson_page_links_before_and_after_it(built_site, lang):
         expected += [order[at + 1].slug] if at + 1 < len(order) else []
         expected += [n.slug for n in learning_map.needed_by(COURSE, lesson)]
         assert [link.rstrip("/").split("/")[-1] for link in links] == expected, lesson.slug
+        # each lands on that lesson's page in this language (a notebook's links are written as
+        # URLs; one "../" too many from en/ would still find a page, the Chinese one)
         here = built_html(built_site.site, DOCS / lesson.page, lang).parent
-        for link in links:  # each resolves to a built page (a notebook's are written as URLs)
-            assert (here / link / "index.html").resolve().is_file(), f"{lesson.slug}: {link}"
+        landed = [(here / link / "index.html").resolve() for link in links]
+        by_slug = {n.slug: n for n in order}
+        meant = [built_html(built_site.site, DOCS / by_slug[s].page, lang) for s in expected]
+        assert landed == [page.resolve() for page in meant], f"{lesson.slug} ({lang}): {links}"
 
 
 def _on_the_page(formula: str, page_formulas: list[str]) -> bool:
