@@ -1,6 +1,7 @@
 """Notebook pages (docs/**/x.ipynb + x.en.ipynb): committed clean, same code in both languages,
 executed and rendered by the build, and offered for download."""
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -169,3 +170,43 @@ def test_a_notebook_mermaid_cell_or_a_changed_template_fails_the_build():
         hook.without_loaders('<div class="jp-Mermaid"><pre class="mermaid">', "nb.ipynb")
     with pytest.raises(StageError, match="found 0 MathJax 2 and 0 Mermaid loaders"):
         hook.without_loaders("<p>a template without them</p>", "nb.ipynb")
+
+
+def _nb_heading(tag: str, text: str, anchor: str) -> str:
+    # as mkdocs-jupyter's renderer writes a heading: an ASCII-only id, an anchor link inside
+    link = f'<a class="anchor-link" href="#{anchor}">¶</a>'
+    return f'<{tag} id="{anchor}">{text}{link}</{tag}>'
+
+
+def test_a_notebook_heading_takes_the_id_its_table_of_contents_links_to():
+    from coursesite import Build, PageInfo, StageError
+    from coursesite import notebooks as hook
+
+    content = "".join(
+        [
+            _nb_heading("h1", "估算练习场", ""),
+            "<p>准备</p>",  # text equal to a heading's, but not a heading
+            _nb_heading("h2", "准备", ""),
+            _nb_heading("h2", "一批 B 条序列", "b"),
+            _nb_heading("h2", "A &amp; B", "a-b"),
+        ]
+    )
+    toc = (("_1", "估算练习场"), ("_2", "准备"), ("b", "一批 B 条序列"), ("a-b", "A &amp; B"))
+    page = PageInfo(src_uri="performance/playground.ipynb", url="performance/playground/", toc=toc)
+    build = Build.__new__(Build)  # the stage reads nothing of the build
+    out = hook.heading_ids(content, page, build)
+    assert out == "".join(
+        [
+            _nb_heading("h1", "估算练习场", "_1"),
+            "<p>准备</p>",
+            _nb_heading("h2", "准备", "_2"),
+            _nb_heading("h2", "一批 B 条序列", "b"),
+            _nb_heading("h2", "A &amp; B", "a-b"),
+        ]
+    )
+    markdown_page = dataclasses.replace(page, src_uri="performance/roofline.md")
+    assert hook.heading_ids(content, markdown_page, build) == content
+    with pytest.raises(StageError, match=r"playground\.ipynb.*'设置'"):
+        hook.heading_ids(content, dataclasses.replace(page, toc=(("_3", "设置"),)), build)
+    with pytest.raises(StageError, match=r"playground\.ipynb.*without an id.*准备"):
+        hook.heading_ids(content, dataclasses.replace(page, toc=toc[:1]), build)

@@ -6,6 +6,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import unquote
 
 import pytest
 
@@ -197,3 +198,49 @@ def test_vendored_assets_are_served_by_the_site(built_site):
     assert mermaid.is_file(), "Mermaid missing: a diagram left to the browser would not draw"
     # formulas are SVG from the build (ADR-0013): the site serves no MathJax
     assert not list(built_site.site.glob("assets/vendor/mathjax*")), "MathJax is still vendored"
+
+
+ID_ATTR = re.compile(r'\sid="([^"]*)"')
+# a link to a place on a page of this site: "#x" or a relative path with "#x" (not another host)
+FRAGMENT_LINK = re.compile(r'\shref="(?![a-z][a-z0-9+.-]*:|//)([^"#]*)#([^"]*)"')
+
+
+def broken_fragments(site: Path, pages: dict[Path, str]) -> list[str]:
+    """Each link to a place on a page of the site whose page has no element with that id, and
+    each element with an empty id, as 'page: href'."""
+    ids = {page: set(ID_ATTR.findall(html)) for page, html in pages.items()}
+    found = []
+    for page, html in pages.items():
+        where = page.relative_to(site).as_posix()
+        if ' id=""' in html:
+            found.append(f'{where}: an element with id=""')
+        for path, fragment in FRAGMENT_LINK.findall(html):
+            target = (page.parent / unquote(path)).resolve() if path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if target in ids and unquote(fragment) not in ids[target]:
+                found.append(f"{where}: {path}#{fragment}")
+    return found
+
+
+def test_every_link_to_a_place_on_a_page_lands_on_it(built_site):
+    """Tables of contents, header links, the learning map, glossary and source notes: every
+    fragment resolves to an element of its page (mkdocs --strict checks only what Markdown
+    links; the Chinese playground's table of contents once led nowhere)."""
+    site = built_site.site.resolve()
+    pages = {p: p.read_text(encoding="utf-8") for p in site.rglob("*.html")}
+    assert not (found := broken_fragments(site, pages)), "\n".join(found)
+
+
+def test_the_fragment_check_finds_a_link_that_leads_nowhere(tmp_path):
+    (tmp_path / "a").mkdir()
+    pages = {
+        tmp_path / "index.html": '<h2 id="">x</h2><a href="#_2">x</a><a href="a/#y">y</a>'
+        '<a href="https://example.org/#z">z</a><a href="#top">t</a><p id="top"></p>',
+        tmp_path / "a/index.html": '<h2 id="x">x</h2>',
+    }
+    assert broken_fragments(tmp_path, pages) == [
+        'index.html: an element with id=""',
+        "index.html: #_2",
+        "index.html: a/#y",
+    ]

@@ -29,6 +29,8 @@ class PageInfo:
     alternates: dict[str, str] = field(default_factory=dict)
     title: str = ""
     dest_uri: str = ""  # its output file, relative to the site: "en/glossary/index.html"
+    # its table of contents as (anchor, title), in reading order; empty until it is rendered
+    toc: tuple[tuple[str, str], ...] = ()
 
     @property
     def lang(self) -> str:

@@ -28,6 +28,11 @@ only there was dropped before, and code lost its colours in dark mode). Material
 read none of the names JupyterLab's sheets declare. The result is cached under
 .cache/notebook-css/ by PurgeCSS version, stylesheet and page.
 
+mkdocs-jupyter gives a notebook's headings ids of its own making: ASCII letters of the heading's
+text, so a Chinese heading gets `id=""` and an anchor link to "#". The table of contents beside it
+is Python-Markdown's, which numbers such headings `_1`, `_2`, ...; its links led nowhere on the
+Chinese playground. Each heading takes the anchor of its table-of-contents entry (`heading_ids`).
+
 The template also writes two loaders this site does not use, and both are removed: MathJax 2's
 (an empty `<script src="">` and its configuration; the formulas of Markdown cells are SVG from
 math_svg like every page's) and Mermaid's, a module that would import Mermaid from cdnjs for a
@@ -36,6 +41,7 @@ could not be drawn without another host (draw it on a Markdown page).
 """
 
 import hashlib
+import html
 import json
 import os
 import re
@@ -75,6 +81,10 @@ MERMAID_LOADER = re.compile(
     re.DOTALL,
 )
 MERMAID_CELL = 'class="jp-Mermaid'
+# a heading as nbconvert writes it, up to its closing tag (its anchor link inside)
+HEADING = re.compile(r'<(?P<tag>h[1-6]) id="(?P<id>[^"]*)">(?P<inner>.*?)(?=</h[1-6]>)', re.DOTALL)
+ANCHOR_LINK = re.compile(r'(<a class="anchor-link" href=")#[^"]*(")')
+ANCHOR_LINK_WHOLE = re.compile(r'<a class="anchor-link" href="[^"]*">.*?</a>', re.DOTALL)
 _jupyter_config = tempfile.TemporaryDirectory(prefix="nbconvert-config-")
 
 
@@ -90,6 +100,43 @@ def keep_notebooks_pages() -> None:
         os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
             [_jupyter_config.name, *filter(None, paths)]
         )
+
+
+def heading_ids(content: str, page: PageInfo, build: Build) -> str:
+    """A notebook page's headings with the ids its table of contents links to (see the module
+    docstring), matched by their text in reading order. A heading of the table of contents that
+    the page does not have, or one left without an id, fails the build."""
+    if not page.src_uri.endswith(NOTEBOOK):
+        return content
+    pieces, end = [], 0
+    for anchor, title in page.toc:
+        heading = next(
+            (
+                h
+                for h in HEADING.finditer(content, end)
+                if _heading_text(h["inner"]) == html.unescape(title)
+            ),
+            None,
+        )
+        if heading is None:
+            raise StageError(
+                f"notebooks.py (docs/{page.src_uri}): the table of contents lists a heading "
+                f"{title!r} that the rendered notebook does not have"
+            )
+        inner = ANCHOR_LINK.sub(f"\\g<1>#{anchor}\\g<2>", heading["inner"])
+        pieces += [content[end : heading.start()], f'<{heading["tag"]} id="{anchor}">{inner}']
+        end = heading.end()
+    content = "".join(pieces) + content[end:]
+    if nameless := [_heading_text(h["inner"]) for h in HEADING.finditer(content) if not h["id"]]:
+        raise StageError(
+            f"notebooks.py (docs/{page.src_uri}): headings the table of contents does not list "
+            f"are left without an id: {nameless}"
+        )
+    return content
+
+
+def _heading_text(inner: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", ANCHOR_LINK_WHOLE.sub("", inner))).strip()
 
 
 def trim(output: str, page: PageInfo, build: Build) -> str:

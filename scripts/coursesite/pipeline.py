@@ -13,7 +13,7 @@ A fixture site (the tests') runs some stages only: it names them in mkdocs.yml a
 """
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -22,6 +22,7 @@ from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
+from mkdocs.structure.toc import AnchorLink
 
 from coursesite import (
     Build,
@@ -82,6 +83,7 @@ MARKDOWN: list[PageStage] = [
 # A page's rendered content, before the theme puts it in the template.
 CONTENT: list[PageStage] = [
     exec_errors.add_banner,  # under serve, the failing blocks listed above the content
+    notebooks.heading_ids,  # before the search index reads the headings: the ids the TOC links to
     learning_map.head_notebook,  # a notebook lesson's reading time and before/after lines
     llms.write_copy,  # the Markdown copy: the content as rendered, without the form below
     run_in_browser.fill_forms,  # a page's own form (the playground's)
@@ -202,7 +204,14 @@ def _page(page: Page) -> PageInfo:
         alternates={lang: file.url for lang, file in alternates.items()},
         title=page.title or "",
         dest_uri=page.file.dest_uri,
+        toc=tuple(_toc_entries(page.toc or ())),
     )
+
+
+def _toc_entries(items: Iterable[AnchorLink]) -> Iterator[tuple[str, str]]:
+    for item in items:
+        yield item.id, item.title
+        yield from _toc_entries(item.children)
 
 
 def _run(stages: list, config: MkDocsConfig, text: str, *args) -> str:
