@@ -37,21 +37,35 @@ def lazy_blocks_selector(css: str) -> str:
     return " ".join(rule[1].split())
 
 
-def eager_tail_selector(css: str) -> str:
-    """The selector of the blocks extra.css lays out at load on purpose, though far down: the
-    article's last blocks (a skipped block's content measured by a checker would overflow onto the
-    footer) and any other rule that sets `content-visibility: visible` (e.g. a run block whose
-    code is folded)."""
+def eager_blocks_selector(css: str) -> str:
+    """The selector of the blocks extra.css lays out at load on purpose: every rule that sets
+    `content-visibility: visible` (the first screen, a run block whose code is folded)."""
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
-    if not re.search(r":nth-last-child\([^)]*\)", css):
-        raise AssertionError("extra.css lays out no tail of the article at load (:nth-last-child)")
     rules = re.findall(r"([^{}]+)\{[^}]*content-visibility:\s*visible", css)
+    if not rules:
+        raise AssertionError("extra.css lays out no block at load (content-visibility: visible)")
     return ", ".join(" ".join(selector.split()) for rule in rules for selector in rule.split(","))
 
 
+def clipping_rules(css: str) -> list[str]:
+    """The selectors of extra.css's rules that clip a block's content (`overflow: hidden`), so
+    that a checker measuring a skipped block does not see its content spill (ADR-0017)."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules = re.findall(r"([^{}]+)\{[^}]*(?<![-\w])overflow:\s*hidden", css)
+    if not rules:
+        raise AssertionError("extra.css clips no block's content (overflow: hidden)")
+    return [" ".join(rule.split()) for rule in rules]
+
+
 LAZY_BLOCKS = lazy_blocks_selector(EXTRA_CSS.read_text(encoding="utf-8"))
-EAGER_TAIL = eager_tail_selector(EXTRA_CSS.read_text(encoding="utf-8"))
-LAY_OUT_EVERYTHING = f"{LAZY_BLOCKS} {{ content-visibility: visible !important; }}"
+EAGER_BLOCKS = eager_blocks_selector(EXTRA_CSS.read_text(encoding="utf-8"))
+# Every block laid out and extra.css's clipping undone (each rule again with the same selector,
+# later, so a block's own overflow, e.g. a formula that scrolls sideways, is kept): the checks read
+# each block as the reader sees it once scrolled to, and a block too wide for a phone shows.
+LAY_OUT_EVERYTHING = f"{LAZY_BLOCKS} {{ content-visibility: visible !important; }}\n" + "\n".join(
+    f"{selector} {{ overflow: visible; }}"
+    for selector in clipping_rules(EXTRA_CSS.read_text(encoding="utf-8"))
+)
 
 DOM_JS = """() => {
   const formulas = [...document.querySelectorAll(".arithmatex")];
@@ -86,15 +100,21 @@ AXE_JS = """async () => {
 
 # Which blocks the browser skipped at load (content-visibility: auto leaves a block's content
 # undrawn until it nears the viewport; Chromium's margin is 150 % of the viewport), and the blocks
-# more than three screens down whose content it drew anyway (but for the tail it draws on purpose).
-LAZY_JS = """([lazyBlocks, eagerTail]) => {
+# more than three screens down whose content it drew anyway (but for those it draws on purpose), and
+# the blocks it may skip that do not clip their content: a checker that measures a skipped block's
+# content lays it out past the block's 4em placeholder, over what follows (axe took the footer's
+# background for the text's), unless the block says it clips it.
+LAZY_JS = """([lazyBlocks, eagerBlocks]) => {
   const blocks = [...document.querySelectorAll(lazyBlocks)].filter(b => b.firstElementChild);
   const drawn = b => b.firstElementChild.checkVisibility({ contentVisibilityAuto: true });
   return {
     notebook: !!document.querySelector(".jupyter-wrapper"),
     skipped: blocks.filter(b => !drawn(b)).length,
-    drawnFar: blocks.filter(b => !b.matches(eagerTail))
+    drawnFar: blocks.filter(b => !b.matches(eagerBlocks))
       .filter(b => b.getBoundingClientRect().top > 3 * innerHeight && drawn(b))
+      .map(b => b.tagName.toLowerCase() + "." + b.className),
+    unclipped: blocks.filter(b => getComputedStyle(b).contentVisibility === "auto")
+      .filter(b => getComputedStyle(b).overflowY === "visible")
       .map(b => b.tagName.toLowerCase() + "." + b.className),
   };
 }"""
@@ -155,6 +175,7 @@ class PageReport:
     notebook: bool = False  # a page converted from a notebook (mkdocs-jupyter)
     skipped_blocks: int = 0  # blocks of the article left undrawn at load
     far_blocks_drawn: list[str] = field(default_factory=list)  # three screens down, drawn at load
+    unclipped_lazy_blocks: list[str] = field(default_factory=list)  # may be skipped, do not clip
 
     def external_requests(self) -> list[str]:
         """Requests to any host but the one that served the page."""
@@ -192,9 +213,10 @@ def visit(browser: Browser, url: str, axe_source: str | None = None) -> PageRepo
         report.mermaid_in_html = len(MERMAID_IN_HTML.findall(html))
         if page.evaluate(RENDERED_JS, RENDER_TIMEOUT_MS) is None:
             report.problems.append(f"math or diagrams not rendered after {RENDER_TIMEOUT_MS} ms")
-        lazy = page.evaluate(LAZY_JS, [LAZY_BLOCKS, EAGER_TAIL])
+        lazy = page.evaluate(LAZY_JS, [LAZY_BLOCKS, EAGER_BLOCKS])
         report.notebook, report.skipped_blocks = lazy["notebook"], lazy["skipped"]
         report.far_blocks_drawn = lazy["drawnFar"]
+        report.unclipped_lazy_blocks = lazy["unclipped"]
         # extra.css lets the browser skip laying out blocks far from the viewport until the
         # reader scrolls near them; the checks below read every block as the reader then sees it
         page.add_style_tag(content=LAY_OUT_EVERYTHING)

@@ -205,3 +205,14 @@ def test_blocks_far_down_wait_until_the_reader_scrolls_near(reports):
     assert len(lessons) == 2 * len(COURSE.lessons), "a lesson page is missing from the reports"
     found += [f"{r.url}: every block drawn at load" for r in lessons if not r.skipped_blocks]
     assert_none("blocks far below the first screen drawn at load", found)
+
+
+def test_a_block_the_browser_may_skip_clips_its_content(reports):
+    """A skipped block keeps a 4em placeholder; a checker that measures its content (axe) lays
+    it out at full height over what follows, the footer included, unless the block's overflow
+    says it is clipped (extra.css, ADR-0017). Lighthouse's colour-contrast audit failed on
+    kv_cache's further-reading list when the last blocks were left to a tail drawn at load."""
+    assert_none(
+        "blocks left to content-visibility: auto that do not clip their content",
+        offenders(reports, lambda r: r.unclipped_lazy_blocks),
+    )
