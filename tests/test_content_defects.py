@@ -13,7 +13,15 @@ import textwrap
 
 import pytest
 
-from conftest import DOCS, ROOT, chinese_notebooks, chinese_pages, english_sibling, lesson_pages
+from conftest import (
+    DOCS,
+    ROOT,
+    built_html,
+    chinese_notebooks,
+    chinese_pages,
+    english_sibling,
+    lesson_pages,
+)
 from core.formats import streamed_weight_bytes
 from core.gpus import load_gpus
 from core.models import load_model
@@ -446,6 +454,26 @@ def test_about_does_not_say_every_lab_times_a_run():
         text = (DOCS / name).read_text(encoding="utf-8")
         section = text[text.index("{#executed-code}") : text.index("{#run-locally}")]
         assert not re.search(r"\btimes?\b|\btimed\b|计时", section), f"{name}: {untimed}"
+
+
+def test_about_names_the_pages_without_abbreviation_titles(built_site):
+    """The about page said hovering over TTFT or HBM shows what it stands for, on every page;
+    the build adds the titles (<abbr>) to Markdown pages only, not to a notebook's cells."""
+    for name, lang in (("about.md", "zh"), ("about.en.md", "en")):
+        without = [
+            nb
+            for nb in chinese_notebooks()
+            if "<abbr" not in built_html(built_site.site, nb, lang).read_text(encoding="utf-8")
+        ]
+        about = built_html(built_site.site, DOCS / name, lang).read_text(encoding="utf-8")
+        assert "<abbr" in about, "the check no longer finds abbreviation titles"
+        text = (DOCS / name).read_text(encoding="utf-8")
+        hover = next(
+            line for line in text.splitlines() if "TTFT、TPOT" in line or "hover" in line.lower()
+        )
+        for nb in without:
+            link = f"]({nb.relative_to(DOCS).as_posix()})"
+            assert link in hover, f"{name}: says every page explains abbreviations on hover"
 
 
 # --- glossary ---
