@@ -141,6 +141,17 @@ def test_the_search_index_is_split_by_language(built_site):
         assert expected <= pages_in_index | {""}, sorted(expected - pages_in_index)
 
 
+def test_a_search_result_title_has_no_permalink_sign(built_site):
+    """Material's search leaves a heading's permalink (`a.headerlink`) out of its title; a
+    notebook's headings had mkdocs-jupyter's `a.anchor-link`, so they were found as "Setup¶"."""
+    for lang, prefix in LANGS.items():
+        index = json.loads(
+            (built_site.site / prefix / "search/search_index.json").read_text("utf-8")
+        )
+        titled = [d["location"] for d in index["docs"] if "¶" in d["title"]]
+        assert not titled, f"the {lang} search index: titles with '¶' at {titled[:5]}"
+
+
 def test_the_search_script_runs_before_materials_bundle(pages):
     for path, html in pages.items():
         on_demand = html.find("javascripts/requests-on-demand.js")

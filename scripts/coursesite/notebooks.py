@@ -31,7 +31,9 @@ read none of the names JupyterLab's sheets declare. The result is cached under
 mkdocs-jupyter gives a notebook's headings ids of its own making: ASCII letters of the heading's
 text, so a Chinese heading gets `id=""` and an anchor link to "#". The table of contents beside it
 is Python-Markdown's, which numbers such headings `_1`, `_2`, ...; its links led nowhere on the
-Chinese playground. Each heading takes the anchor of its table-of-contents entry (`heading_ids`).
+Chinese playground. Each heading takes the anchor of its table-of-contents entry (`heading_ids`),
+and its anchor link becomes Material's permalink (`class="headerlink"`): Material's search leaves
+only that class out of a section's title, so each notebook heading was found as "Setup¶".
 
 The template also writes two loaders this site does not use, and both are removed: MathJax 2's
 (an empty `<script src="">` and its configuration; the formulas of Markdown cells are SVG from
@@ -83,8 +85,10 @@ MERMAID_LOADER = re.compile(
 MERMAID_CELL = 'class="jp-Mermaid'
 # a heading as nbconvert writes it, up to its closing tag (its anchor link inside)
 HEADING = re.compile(r'<(?P<tag>h[1-6]) id="(?P<id>[^"]*)">(?P<inner>.*?)(?=</h[1-6]>)', re.DOTALL)
-ANCHOR_LINK = re.compile(r'(<a class="anchor-link" href=")#[^"]*(")')
-ANCHOR_LINK_WHOLE = re.compile(r'<a class="anchor-link" href="[^"]*">.*?</a>', re.DOTALL)
+ANCHOR_LINK = re.compile(r'<a class="anchor-link" href="#[^"]*"')
+ANCHOR_LINK_WHOLE = re.compile(
+    r'<a class="(?:anchor-link|headerlink)" href="[^"]*">.*?</a>', re.DOTALL
+)
 _jupyter_config = tempfile.TemporaryDirectory(prefix="nbconvert-config-")
 
 
@@ -123,7 +127,7 @@ def heading_ids(content: str, page: PageInfo, build: Build) -> str:
                 f"notebooks.py (docs/{page.src_uri}): the table of contents lists a heading "
                 f"{title!r} that the rendered notebook does not have"
             )
-        inner = ANCHOR_LINK.sub(f"\\g<1>#{anchor}\\g<2>", heading["inner"])
+        inner = ANCHOR_LINK.sub(f'<a class="headerlink" href="#{anchor}"', heading["inner"])
         pieces += [content[end : heading.start()], f'<{heading["tag"]} id="{anchor}">{inner}']
         end = heading.end()
     content = "".join(pieces) + content[end:]
