@@ -172,9 +172,14 @@ def test_a_notebook_mermaid_cell_or_a_changed_template_fails_the_build():
         hook.without_loaders("<p>a template without them</p>", "nb.ipynb")
 
 
-def _nb_heading(tag: str, text: str, anchor: str, link_class: str = "anchor-link") -> str:
-    # as mkdocs-jupyter's renderer writes a heading: an ASCII-only id, an anchor link inside
-    link = f'<a class="{link_class}" href="#{anchor}">¶</a>'
+def _nb_heading(tag: str, text: str, anchor: str, permalink: bool = False) -> str:
+    # as mkdocs-jupyter's renderer writes a heading (an ASCII-only id, an anchor link inside), or
+    # with the permalink a Markdown page's heading has
+    link = (
+        f'<a class="headerlink" href="#{anchor}" title="Permanent link">¶</a>'
+        if permalink
+        else f'<a class="anchor-link" href="#{anchor}">¶</a>'
+    )
     return f'<{tag} id="{anchor}">{text}{link}</{tag}>'
 
 
@@ -198,11 +203,11 @@ def test_a_notebook_heading_takes_the_id_its_table_of_contents_links_to():
     # the anchor link is Material's permalink, which Material's search leaves out of the title
     assert out == "".join(
         [
-            _nb_heading("h1", "估算练习场", "_1", "headerlink"),
+            _nb_heading("h1", "估算练习场", "_1", permalink=True),
             "<p>准备</p>",
-            _nb_heading("h2", "准备", "_2", "headerlink"),
-            _nb_heading("h2", "一批 B 条序列", "b", "headerlink"),
-            _nb_heading("h2", "A &amp; B", "a-b", "headerlink"),
+            _nb_heading("h2", "准备", "_2", permalink=True),
+            _nb_heading("h2", "一批 B 条序列", "b", permalink=True),
+            _nb_heading("h2", "A &amp; B", "a-b", permalink=True),
         ]
     )
     markdown_page = dataclasses.replace(page, src_uri="performance/roofline.md")

@@ -85,6 +85,8 @@ MERMAID_LOADER = re.compile(
 MERMAID_CELL = 'class="jp-Mermaid'
 # a heading as nbconvert writes it, up to its closing tag (its anchor link inside)
 HEADING = re.compile(r'<(?P<tag>h[1-6]) id="(?P<id>[^"]*)">(?P<inner>.*?)(?=</h[1-6]>)', re.DOTALL)
+# the title Python-Markdown's toc extension gives a Markdown page's permalinks (its default)
+PERMALINK_TITLE = "Permanent link"
 ANCHOR_LINK = re.compile(r'<a class="anchor-link" href="#[^"]*"')
 ANCHOR_LINK_WHOLE = re.compile(
     r'<a class="(?:anchor-link|headerlink)" href="[^"]*">.*?</a>', re.DOTALL
@@ -127,7 +129,9 @@ def heading_ids(content: str, page: PageInfo, build: Build) -> str:
                 f"notebooks.py (docs/{page.src_uri}): the table of contents lists a heading "
                 f"{title!r} that the rendered notebook does not have"
             )
-        inner = ANCHOR_LINK.sub(f'<a class="headerlink" href="#{anchor}"', heading["inner"])
+        inner = ANCHOR_LINK.sub(
+            f'<a class="headerlink" href="#{anchor}" title="{PERMALINK_TITLE}"', heading["inner"]
+        )
         pieces += [content[end : heading.start()], f'<{heading["tag"]} id="{anchor}">{inner}']
         end = heading.end()
     content = "".join(pieces) + content[end:]
