@@ -216,3 +216,13 @@ def test_a_notebook_heading_takes_the_id_its_table_of_contents_links_to():
         hook.heading_ids(content, dataclasses.replace(page, toc=(("_3", "设置"),)), build)
     with pytest.raises(StageError, match=r"playground\.ipynb.*without an id.*准备"):
         hook.heading_ids(content, dataclasses.replace(page, toc=toc[:1]), build)
+
+
+@pytest.mark.parametrize("zh", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_notebook_heading_link_is_a_permalink_as_on_a_markdown_page(built_site, zh):
+    permalink = re.compile(r'<a class="headerlink" href="#[^"]*" title="([^"]*)"')
+    markdown_page = built_html(built_site.site, DOCS / "about.md", "zh").read_text("utf-8")
+    notebook_page = built_html(built_site.site, zh, "zh").read_text(encoding="utf-8")
+    assert "anchor-link" not in notebook_page, f"{zh.name}: mkdocs-jupyter's anchor link is left"
+    titles = set(permalink.findall(notebook_page))
+    assert titles and titles == set(permalink.findall(markdown_page)), titles

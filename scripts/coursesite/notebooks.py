@@ -55,6 +55,7 @@ from pathlib import Path
 
 import mkdocs.utils
 import zmq
+from markdown.extensions.toc import TocExtension
 
 from coursesite import Build, PageInfo, StageError
 
@@ -85,8 +86,8 @@ MERMAID_LOADER = re.compile(
 MERMAID_CELL = 'class="jp-Mermaid'
 # a heading as nbconvert writes it, up to its closing tag (its anchor link inside)
 HEADING = re.compile(r'<(?P<tag>h[1-6]) id="(?P<id>[^"]*)">(?P<inner>.*?)(?=</h[1-6]>)', re.DOTALL)
-# the title Python-Markdown's toc extension gives a Markdown page's permalinks (its default)
-PERMALINK_TITLE = "Permanent link"
+# the title a Markdown page's permalinks get (mkdocs.yml sets no permalink_title for toc)
+PERMALINK_TITLE = TocExtension().getConfig("permalink_title")
 ANCHOR_LINK = re.compile(r'<a class="anchor-link" href="#[^"]*"')
 ANCHOR_LINK_WHOLE = re.compile(
     r'<a class="(?:anchor-link|headerlink)" href="[^"]*">.*?</a>', re.DOTALL
